@@ -1,0 +1,128 @@
+// The operator table: one entry per operator with its attrs struct, inputs,
+// type relation and fusion pattern. Later layers (lowering, reference kernels)
+// attach their own per-op entries as typed attributes of the same table.
+#pragma once
+
+#include <any>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "anvil/ir/ir.h"
+
+namespace anvil::ir {
+
+// How an operator fuses with its neighbours (TVM's numbering).
+enum class OpPattern : int {
+  ElemWise = 0,         // out[i] = f(in[i]) with identical shapes
+  Broadcast = 1,        // elementwise with numpy broadcasting
+  Injective = 2,        // each output element reads a computed set of inputs (transpose)
+  CommReduce = 3,       // commutative reduction (sum, max)
+  OutEWiseFusable = 4,  // complex op whose output takes elementwise epilogues (conv2d)
+  Tuple = 7,            // builds or takes tuples
+  Opaque = 8,           // never fused
+};
+
+// "elemwise", "broadcast", ...
+const char* op_pattern_name(OpPattern pattern);
+
+// What a type relation sees: the op, the argument types and the attrs.
+struct RelationArgs {
+  const OpDef& op;
+  std::span<const Type> inputs;
+  const AttrsNode* attrs;  // null when the op takes none
+  std::span<const Type> type_args;
+
+  // The attrs as T (the op's registered attrs type).
+  template <typename T>
+  const T& attrs_as() const {
+    return *static_cast<const T*>(attrs);
+  }
+  // Argument i as a tensor type with known rank; throws Error naming the argument otherwise.
+  const TensorTypeNode& tensor(size_t i) const;
+  // Name of argument i for messages: "argument 'weight'".
+  std::string arg_name(size_t i) const;
+};
+
+// Computes an op's output type from its inputs, or throws anvil::Error saying
+// what is wrong (attribute or argument, and the shapes involved). InferType
+// adds which call it was.
+using TypeRelation = std::function<Type(const RelationArgs&)>;
+
+// One row of the operator table.
+struct OpDef {
+  std::string name;
+  std::string description;
+  std::vector<std::string> input_names;
+  bool variadic = false;  // the last input repeats (concatenate, einsum)
+  Ref<AttrsNode> default_attrs;  // null: the op takes no attrs
+  TypeRelation relation;
+  OpPattern pattern = OpPattern::Opaque;
+  std::unordered_map<std::string, std::any> extra;  // per-layer entries, see set_extra
+
+  // Fluent setters used by the family files.
+  OpDef& describe(std::string text) {
+    description = std::move(text);
+    return *this;
+  }
+  OpDef& inputs(std::vector<std::string> names, bool is_variadic = false) {
+    input_names = std::move(names);
+    variadic = is_variadic;
+    return *this;
+  }
+  template <typename AttrsT>
+  OpDef& attrs() {
+    default_attrs = make_ref<AttrsT>();
+    return *this;
+  }
+  OpDef& type_relation(TypeRelation rel) {
+    relation = std::move(rel);
+    return *this;
+  }
+  OpDef& fusion_pattern(OpPattern p) {
+    pattern = p;
+    return *this;
+  }
+  // Attaches a value of a later layer (e.g. "reference_kernel") to this op.
+  template <typename T>
+  OpDef& set_extra(const std::string& key, T value) {
+    extra[key] = std::move(value);
+    return *this;
+  }
+  // The value under key, or nullptr.
+  template <typename T>
+  const T* get_extra(const std::string& key) const {
+    auto it = extra.find(key);
+    return it == extra.end() ? nullptr : std::any_cast<T>(&it->second);
+  }
+  int num_inputs() const { return int(input_names.size()); }
+};
+
+// The one operator table.
+class OpTable {
+ public:
+  // The table, with every op family registered on first use.
+  static OpTable& global();
+  // Adds an op; an internal error if the name is taken.
+  OpDef& add(const std::string& name);
+  // The op, or nullptr.
+  const OpDef* find(std::string_view name) const;
+  // The op for changes by later layers (set_extra); throws Error if unknown.
+  OpDef& get_mutable(std::string_view name);
+  // All ops sorted by name.
+  std::vector<const OpDef*> list() const;
+
+ private:
+  std::unordered_map<std::string, std::unique_ptr<OpDef>> ops_;
+};
+
+// Fresh attrs of T for an op call, to be filled in before the call is made.
+template <typename T>
+Ref<T> make_attrs() {
+  return make_ref<T>();
+}
+
+}  // namespace anvil::ir

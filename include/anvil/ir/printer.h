@@ -1,0 +1,24 @@
+// The graph IR's text form, in the style of TVM's Relay text format.
+#pragma once
+
+#include <string>
+
+#include "anvil/ir/ir.h"
+
+namespace anvil::ir {
+
+struct PrintOptions {
+  // Print "/* ty=... */" after each typed expression.
+  bool show_types = true;
+  // Append constants too large to print inline as a metadata section, so the
+  // text parses back on its own; otherwise they print as meta[Constant][i].
+  bool include_metadata = true;
+};
+
+// The whole module: "#[version = \"0.0.5\"]" then each function as "def @name(...) { ... }".
+std::string print_module(const IRModule& mod, const PrintOptions& options = {});
+
+// One expression.
+std::string print_expr(const Expr& expr, const PrintOptions& options = {});
+
+}  // namespace anvil::ir
