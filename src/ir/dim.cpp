@@ -13,14 +13,6 @@
 
 namespace anvil::ir {
 
-struct DimNode : RefCounted {
-  DimKind kind = DimKind::Int;
-  int64_t value = 0;  // Int
-  std::string name;   // Var
-  Dim a, b;           // operands of compound kinds; null for leaves
-
-  DimNode() = default;
-};
 
 // Builds raw nodes, bypassing simplification; only canonical forms come out of here.
 struct DimBuilder {

@@ -66,6 +66,14 @@ class Dim {
   Ref<const DimNode> node_;
 };
 
+// The node behind a Dim. Only canonical forms are ever built.
+struct DimNode : RefCounted {
+  DimKind kind = DimKind::Int;
+  int64_t value = 0;  // Int
+  std::string name;   // Var
+  Dim a, b;           // operands of compound kinds; null for leaves
+};
+
 // Product of dims, simplified.
 Dim dims_product(const std::vector<Dim>& dims);
 

@@ -3,6 +3,7 @@
 // generated from expr_kinds.def.
 #pragma once
 
+#include <functional>
 #include <unordered_map>
 #include <unordered_set>
 

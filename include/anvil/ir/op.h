@@ -5,6 +5,7 @@
 
 #include <any>
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>

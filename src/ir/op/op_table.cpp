@@ -1,0 +1,69 @@
+// The one operator table, filled with every family on first use.
+#include <algorithm>
+#include <mutex>
+
+#include "anvil/ir/op.h"
+#include "ir/op/families.h"
+
+namespace anvil::ir {
+
+const char* op_pattern_name(OpPattern pattern) {
+  switch (pattern) {
+    case OpPattern::ElemWise: return "elemwise";
+    case OpPattern::Broadcast: return "broadcast";
+    case OpPattern::Injective: return "injective";
+    case OpPattern::CommReduce: return "comm-reduce";
+    case OpPattern::OutEWiseFusable: return "out-elemwise-fusable";
+    case OpPattern::Tuple: return "tuple";
+    case OpPattern::Opaque: return "opaque";
+  }
+  return "?";
+}
+
+OpTable& OpTable::global() {
+  static OpTable* table = [] {
+    auto* t = new OpTable();
+    register_builtin_ops(*t);
+    register_nn_conv_ops(*t);
+    register_nn_dense_ops(*t);
+    register_nn_pool_ops(*t);
+    register_nn_image_ops(*t);
+    register_nn_norm_ops(*t);
+    register_nn_activation_ops(*t);
+    register_elemwise_ops(*t);
+    register_reduce_ops(*t);
+    register_transform_ops(*t);
+    register_index_ops(*t);
+    register_creation_ops(*t);
+    return t;
+  }();
+  return *table;
+}
+
+OpDef& OpTable::add(const std::string& name) {
+  auto [it, inserted] = ops_.emplace(name, std::make_unique<OpDef>());
+  ANVIL_ICHECK(inserted, "operator '", name, "' registered twice");
+  it->second->name = name;
+  return *it->second;
+}
+
+const OpDef* OpTable::find(std::string_view name) const {
+  auto it = ops_.find(std::string(name));
+  return it == ops_.end() ? nullptr : it->second.get();
+}
+
+OpDef& OpTable::get_mutable(std::string_view name) {
+  auto it = ops_.find(std::string(name));
+  if (it == ops_.end()) throw_error("unknown operator '", name, "'");
+  return *it->second;
+}
+
+std::vector<const OpDef*> OpTable::list() const {
+  std::vector<const OpDef*> result;
+  for (const auto& [name, def] : ops_) result.push_back(def.get());
+  std::sort(result.begin(), result.end(),
+            [](const OpDef* a, const OpDef* b) { return a->name < b->name; });
+  return result;
+}
+
+}  // namespace anvil::ir

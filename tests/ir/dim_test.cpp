@@ -1,0 +1,75 @@
+#include "anvil/ir/dim.h"
+
+#include <gtest/gtest.h>
+
+#include "anvil/support/error.h"
+
+namespace anvil::ir {
+namespace {
+
+TEST(Dim, IntegerArithmeticFolds) {
+  EXPECT_EQ((Dim(3) + 4).int_value(), 7);
+  EXPECT_EQ((Dim(3) * 4 - 2).int_value(), 10);
+  EXPECT_EQ(floordiv(Dim(-7), 2).int_value(), -4);
+  EXPECT_EQ(floormod(Dim(-7), 2).int_value(), 1);
+  EXPECT_EQ(min(Dim(3), 9).int_value(), 3);
+  EXPECT_EQ(max(Dim(3), 9).int_value(), 9);
+}
+
+TEST(Dim, CanonicalFormMakesEquivalentExpressionsEqual) {
+  Dim n = Dim::var("n"), m = Dim::var("m");
+  EXPECT_EQ(n + n, n * 2);
+  EXPECT_EQ(n * 4 / 1 + 0, n * 4);
+  EXPECT_EQ(floordiv(n * 4, 2), n * 2);
+  EXPECT_EQ((n + 1) * 2, n * 2 + 2);
+  EXPECT_EQ(n * m, m * n);
+  EXPECT_EQ(n - n, Dim(0));
+  EXPECT_TRUE((n - n).is_int());
+  EXPECT_EQ(floormod(n * 6, 3), Dim(0));
+  EXPECT_NE(n + 1, n);
+  EXPECT_NE(n, m);
+}
+
+TEST(Dim, PrintsReadably) {
+  Dim n = Dim::var("n");
+  EXPECT_EQ((n * 2).to_string(), "n * 2");
+  EXPECT_EQ((n * 2 + 1).to_string(), "n * 2 + 1");
+  EXPECT_EQ((n - 3).to_string(), "n - 3");
+  EXPECT_EQ(floordiv(n, 2).to_string(), "floordiv(n, 2)");
+  EXPECT_EQ(floordiv(n + 1, 2).to_string(), "floordiv(n + 1, 2)");
+  EXPECT_EQ(Dim::any().to_string(), "?");
+  EXPECT_EQ(dims_to_string({1, n, 4}), "(1, n, 4)");
+}
+
+TEST(Dim, NonLinearTermsStayOpaqueButCanonical) {
+  Dim n = Dim::var("n"), m = Dim::var("m");
+  EXPECT_EQ(min(n, m), min(m, n));
+  EXPECT_EQ(floordiv(n, 2) * 2, floordiv(n, 2) + floordiv(n, 2));
+  EXPECT_EQ(floordiv(n - 3, 2) + 1, floordiv(n + -3, 2) + 1);
+  EXPECT_EQ(max(n, n), n);
+}
+
+TEST(Dim, AnyAbsorbs) {
+  Dim n = Dim::var("n");
+  EXPECT_TRUE((Dim::any() + n).is_any());
+  EXPECT_TRUE((Dim::any() * 2).is_any());
+  EXPECT_EQ(Dim::any(), Dim::any());
+}
+
+TEST(Dim, DivisionByZeroIsAnError) {
+  EXPECT_THROW(floordiv(Dim::var("n"), 0), Error);
+  EXPECT_THROW(floormod(Dim(4), 0), Error);
+}
+
+TEST(Dim, SubstituteAndFreeVars) {
+  Dim n = Dim::var("n"), b = Dim::var("batch");
+  Dim e = n * b + floordiv(n, 2);
+  EXPECT_EQ(e.free_vars(), (std::vector<std::string>{"batch", "n"}));
+  Dim v = substitute(e, {{"n", Dim(10)}, {"batch", Dim(3)}});
+  ASSERT_TRUE(v.is_int());
+  EXPECT_EQ(v.int_value(), 35);
+  EXPECT_EQ(dims_product({2, n, 3}), n * 6);
+}
+
+}  // namespace
+}  // namespace anvil::ir
