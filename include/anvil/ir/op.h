@@ -120,6 +120,11 @@ class OpTable {
   std::unordered_map<std::string, std::unique_ptr<OpDef>> ops_;
 };
 
+// The named op's attrs with the given fields set over its defaults; throws
+// Error naming the op and field when a field is unknown or of the wrong kind.
+Attrs make_op_attrs(std::string_view op_name,
+                    const std::vector<std::pair<std::string, AttrValue>>& fields);
+
 // Fresh attrs of T for an op call, to be filled in before the call is made.
 template <typename T>
 Ref<T> make_attrs() {

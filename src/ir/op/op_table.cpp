@@ -66,4 +66,23 @@ std::vector<const OpDef*> OpTable::list() const {
   return result;
 }
 
+Attrs make_op_attrs(std::string_view op_name,
+                    const std::vector<std::pair<std::string, AttrValue>>& fields) {
+  const OpDef* def = OpTable::global().find(op_name);
+  if (!def) throw_error("unknown operator '", op_name, "'");
+  if (!def->default_attrs) {
+    if (fields.empty()) return nullptr;
+    throw_error("operator ", op_name, " takes no attributes, got '", fields.front().first, "'");
+  }
+  Ref<AttrsNode> attrs = def->default_attrs->make_default();
+  for (const auto& [name, value] : fields) {
+    try {
+      attrs->set_field(name, value);
+    } catch (const Error& e) {
+      throw_error(op_name, ": ", e.what());
+    }
+  }
+  return attrs;
+}
+
 }  // namespace anvil::ir
