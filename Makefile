@@ -20,7 +20,7 @@ build: deps
 build-asan: deps
 	@cmake -S . -B $(ASAN_DIR) -G Ninja -DANVIL_WERROR=ON -DANVIL_SANITIZE=ON \
 	  -DCMAKE_BUILD_TYPE=Debug $(CMAKE_FLAGS) > /dev/null
-	@cmake --build $(ASAN_DIR) -j $(JOBS)
+	@cmake --build $(ASAN_DIR) -j $(JOBS) --target anvil sanitize_tests
 
 # The whole suite: every test in the plain tree, then the tests labelled
 # `sanitize` (parsers of untrusted files, runtime) again under ASan + UBSan.

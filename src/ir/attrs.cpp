@@ -12,9 +12,8 @@ namespace anvil::ir {
 namespace {
 
 const char* value_kind_name(const AttrValue& v) {
-  static const char* names[] = {"None",    "int",   "float",     "bool",
-                                "string",  "dtype", "int list",  "float list",
-                                "string list"};
+  static const char* names[] = {"None",  "int",      "float",      "bool",       "string",
+                                "dtype", "int list", "float list", "string list"};
   return names[v.index()];
 }
 

@@ -13,7 +13,6 @@
 
 namespace anvil::ir {
 
-
 // Builds raw nodes, bypassing simplification; only canonical forms come out of here.
 struct DimBuilder {
   static Dim leaf(DimKind kind, int64_t value, std::string name) {
@@ -119,13 +118,16 @@ Dim from_poly(const Poly& p, const AtomTable& atoms) {
   std::optional<Dim> result;
   for (const auto& [m, c] : terms) {
     Dim term = atoms.at(m[0]);
-    for (size_t i = 1; i < m.size(); ++i) term = DimBuilder::binary(DimKind::Mul, term, atoms.at(m[i]));
-    if (c != 1) term = DimBuilder::binary(DimKind::Mul, term, DimBuilder::leaf(DimKind::Int, c, ""));
+    for (size_t i = 1; i < m.size(); ++i)
+      term = DimBuilder::binary(DimKind::Mul, term, atoms.at(m[i]));
+    if (c != 1)
+      term = DimBuilder::binary(DimKind::Mul, term, DimBuilder::leaf(DimKind::Int, c, ""));
     result = result ? DimBuilder::binary(DimKind::Add, *result, term) : term;
   }
   if (!result) return DimBuilder::leaf(DimKind::Int, p.constant, "");
   if (p.constant != 0)
-    result = DimBuilder::binary(DimKind::Add, *result, DimBuilder::leaf(DimKind::Int, p.constant, ""));
+    result =
+        DimBuilder::binary(DimKind::Add, *result, DimBuilder::leaf(DimKind::Int, p.constant, ""));
   return *result;
 }
 
@@ -227,7 +229,8 @@ std::string Dim::to_string() const {
       return "?";
     case DimKind::Add: {
       std::string left = lhs().to_string();
-      if (rhs().is_int() && rhs().int_value() < 0) return left + " - " + std::to_string(-rhs().int_value());
+      if (rhs().is_int() && rhs().int_value() < 0)
+        return left + " - " + std::to_string(-rhs().int_value());
       return left + " + " + rhs().to_string();
     }
     case DimKind::Mul: {
@@ -253,9 +256,14 @@ size_t Dim::hash() const {
   size_t h = std::hash<int>()(int(kind()));
   auto mix = [&h](size_t v) { h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
   switch (kind()) {
-    case DimKind::Int: mix(std::hash<int64_t>()(node_->value)); break;
-    case DimKind::Var: mix(std::hash<std::string>()(node_->name)); break;
-    case DimKind::Any: break;
+    case DimKind::Int:
+      mix(std::hash<int64_t>()(node_->value));
+      break;
+    case DimKind::Var:
+      mix(std::hash<std::string>()(node_->name));
+      break;
+    case DimKind::Any:
+      break;
     default:
       mix(lhs().hash());
       mix(rhs().hash());
@@ -267,10 +275,14 @@ bool operator==(const Dim& a, const Dim& b) {
   if (a.node_ == b.node_) return true;
   if (a.kind() != b.kind()) return false;
   switch (a.kind()) {
-    case DimKind::Int: return a.node_->value == b.node_->value;
-    case DimKind::Var: return a.node_->name == b.node_->name;
-    case DimKind::Any: return true;
-    default: return a.lhs() == b.lhs() && a.rhs() == b.rhs();
+    case DimKind::Int:
+      return a.node_->value == b.node_->value;
+    case DimKind::Var:
+      return a.node_->name == b.node_->name;
+    case DimKind::Any:
+      return true;
+    default:
+      return a.lhs() == b.lhs() && a.rhs() == b.rhs();
   }
 }
 
@@ -290,7 +302,8 @@ Dim operator*(const Dim& a, const Dim& b) {
 }
 
 Dim floordiv(const Dim& a, const Dim& b) {
-  if (b.is_int() && b.int_value() == 0) throw_error("division by zero in dimension ", a.to_string(), " / 0");
+  if (b.is_int() && b.int_value() == 0)
+    throw_error("division by zero in dimension ", a.to_string(), " / 0");
   if (a.is_int() && b.is_int()) return floor_div_int(a.int_value(), b.int_value());
   if (any_involved(a, b)) return any_dim();
   if (a == b) return 1;
@@ -309,7 +322,8 @@ Dim floordiv(const Dim& a, const Dim& b) {
 }
 
 Dim floormod(const Dim& a, const Dim& b) {
-  if (b.is_int() && b.int_value() == 0) throw_error("modulo by zero in dimension ", a.to_string(), " % 0");
+  if (b.is_int() && b.int_value() == 0)
+    throw_error("modulo by zero in dimension ", a.to_string(), " % 0");
   if (a.is_int() && b.is_int()) {
     int64_t x = a.int_value(), y = b.int_value();
     return x - floor_div_int(x, y) * y;
@@ -350,7 +364,9 @@ std::string dims_to_string(const std::vector<Dim>& dims) {
   return text + ")";
 }
 
-std::vector<Dim> to_dims(const std::vector<int64_t>& values) { return {values.begin(), values.end()}; }
+std::vector<Dim> to_dims(const std::vector<int64_t>& values) {
+  return {values.begin(), values.end()};
+}
 
 std::optional<std::vector<int64_t>> to_ints(const std::vector<Dim>& dims) {
   std::vector<int64_t> result;
@@ -374,12 +390,18 @@ Dim substitute(const Dim& dim, const std::vector<std::pair<std::string, Dim>>& b
     default: {
       Dim a = substitute(dim.lhs(), bindings), b = substitute(dim.rhs(), bindings);
       switch (dim.kind()) {
-        case DimKind::Add: return a + b;
-        case DimKind::Mul: return a * b;
-        case DimKind::FloorDiv: return floordiv(a, b);
-        case DimKind::FloorMod: return floormod(a, b);
-        case DimKind::Min: return min(a, b);
-        default: return max(a, b);
+        case DimKind::Add:
+          return a + b;
+        case DimKind::Mul:
+          return a * b;
+        case DimKind::FloorDiv:
+          return floordiv(a, b);
+        case DimKind::FloorMod:
+          return floormod(a, b);
+        case DimKind::Min:
+          return min(a, b);
+        default:
+          return max(a, b);
       }
     }
   }

@@ -21,9 +21,9 @@ const PrimFuncNode* node_cast<PrimFuncNode>(const ExprNode* node) {
 void ExprVisitor::visit(const Expr& e) {
   if (!e || !visited_.insert(e.get()).second) return;
   switch (e->kind) {
-#define ANVIL_EXPR_KIND(Name)                        \
-  case ExprKind::Name:                               \
-    visit_##Name(node_cast<Name##Node>(e.get()));    \
+#define ANVIL_EXPR_KIND(Name)                     \
+  case ExprKind::Name:                            \
+    visit_##Name(node_cast<Name##Node>(e.get())); \
     break;
 #include "anvil/ir/expr_kinds.def"
   }

@@ -13,11 +13,13 @@ namespace {
 
 class TypeInferencer {
  public:
-  explicit TypeInferencer(const IRModule* mod) : mod_(mod) {}
+  explicit TypeInferencer(const IRModule* mod, bool reuse_cached = false)
+      : mod_(mod), reuse_cached_(reuse_cached) {}
 
   Type infer(const Expr& e) {
     auto it = memo_.find(e.get());
     if (it != memo_.end()) return it->second;
+    if (reuse_cached_ && e->checked_type && e->kind != ExprKind::Var) return e->checked_type;
     Type t = compute(e);
     memo_[e.get()] = t;
     return t;
@@ -40,7 +42,8 @@ class TypeInferencer {
     const auto* fn = static_cast<const FunctionNode*>(f.get());
     if (in_progress_.count(name)) {
       // A recursive call: rely on the annotations.
-      if (!fn->ret_type) throw_error("recursive function @", name, " needs a return type annotation");
+      if (!fn->ret_type)
+        throw_error("recursive function @", name, " needs a return type annotation");
       std::vector<Type> params;
       for (const Var& p : fn->params) params.push_back(p->annotation);
       return FuncTypeNode::make(std::move(params), fn->ret_type);
@@ -81,7 +84,9 @@ class TypeInferencer {
         const auto* item = as<TupleGetItemNode>(e);
         Type t = infer(item->tuple);
         const auto* tuple = as<TupleTypeNode>(t);
-        if (!tuple) throw_error("tuple index .", item->index, " applied to a non-tuple of type ", type_to_string(t));
+        if (!tuple)
+          throw_error("tuple index .", item->index, " applied to a non-tuple of type ",
+                      type_to_string(t));
         if (item->index < 0 || size_t(item->index) >= tuple->fields.size())
           throw_error("tuple index .", item->index, " is out of range for ", type_to_string(t));
         return tuple->fields[item->index];
@@ -167,8 +172,8 @@ class TypeInferencer {
       if (def.variadic ? n + 1 < expected : n != expected) {
         std::string names;
         for (size_t i = 0; i < expected; ++i) names += (i ? ", " : "") + def.input_names[i];
-        throw_error("expects ", def.variadic ? "at least " : "", def.variadic ? expected - 1 : expected,
-                    " arguments (", names, "), got ", n);
+        throw_error("expects ", def.variadic ? "at least " : "",
+                    def.variadic ? expected - 1 : expected, " arguments (", names, "), got ", n);
       }
       const AttrsNode* attrs = call->attrs ? call->attrs.get() : def.default_attrs.get();
       if (def.default_attrs && attrs &&
@@ -184,12 +189,13 @@ class TypeInferencer {
       std::string inputs;
       for (size_t i = 0; i < arg_types.size(); ++i)
         inputs += (i ? ", " : "") + type_to_string(arg_types[i]);
-      throw Error(str_cat("type error in ", def.name, where, ": ", e.what(), "; argument types: ",
-                          inputs));
+      throw Error(
+          str_cat("type error in ", def.name, where, ": ", e.what(), "; argument types: ", inputs));
     }
   }
 
   const IRModule* mod_;
+  bool reuse_cached_;
   std::unordered_map<const ExprNode*, Type> memo_;
   std::unordered_map<std::string, Type> global_types_;
   std::unordered_set<std::string> in_progress_;
@@ -214,8 +220,9 @@ IRModule infer_type(const IRModule& mod) {
       throw Error(str_cat("in @", name, ": ", e.what()));
     }
     const auto* ftype = as<FuncTypeNode>(type);
-    Function typed = fn->ret_type ? Function(fn)
-                                  : FunctionNode::make(fn->params, fn->body, ftype->ret, fn->func_attrs);
+    Function typed = fn->ret_type
+                         ? Function(fn)
+                         : FunctionNode::make(fn->params, fn->body, ftype->ret, fn->func_attrs);
     typed->checked_type = type;
     result.add(name, typed);
   }
@@ -223,8 +230,8 @@ IRModule infer_type(const IRModule& mod) {
   return result;
 }
 
-Type infer_expr_type(const Expr& expr) {
-  TypeInferencer inferencer(nullptr);
+Type infer_expr_type(const Expr& expr, bool reuse_cached_types) {
+  TypeInferencer inferencer(nullptr, reuse_cached_types);
   Type t = inferencer.infer(expr);
   inferencer.commit();
   return t;

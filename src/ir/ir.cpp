@@ -52,17 +52,20 @@ std::string type_to_string(const Type& type) {
     if (!t->shape) return "Tensor[?, " + t->dtype.to_string() + "]";
     if (t->shape->empty()) return t->dtype.to_string();
     std::string dims;
-    for (size_t i = 0; i < t->shape->size(); ++i) dims += (i ? ", " : "") + (*t->shape)[i].to_string();
+    for (size_t i = 0; i < t->shape->size(); ++i)
+      dims += (i ? ", " : "") + (*t->shape)[i].to_string();
     return "Tensor[(" + dims + "), " + t->dtype.to_string() + "]";
   }
   if (auto* t = as<TupleTypeNode>(type)) {
     std::string text = "(";
-    for (size_t i = 0; i < t->fields.size(); ++i) text += (i ? ", " : "") + type_to_string(t->fields[i]);
+    for (size_t i = 0; i < t->fields.size(); ++i)
+      text += (i ? ", " : "") + type_to_string(t->fields[i]);
     return text + (t->fields.size() == 1 ? ",)" : ")");
   }
   auto* f = as<FuncTypeNode>(type);
   std::string text = "fn (";
-  for (size_t i = 0; i < f->params.size(); ++i) text += (i ? ", " : "") + type_to_string(f->params[i]);
+  for (size_t i = 0; i < f->params.size(); ++i)
+    text += (i ? ", " : "") + type_to_string(f->params[i]);
   return text + ") -> " + type_to_string(f->ret);
 }
 
@@ -80,9 +83,8 @@ bool types_equal(const Type& a, const Type& b) {
   }
   auto* x = as<FuncTypeNode>(a);
   auto* y = as<FuncTypeNode>(b);
-  return types_equal(x->ret, y->ret) &&
-         std::equal(x->params.begin(), x->params.end(), y->params.begin(), y->params.end(),
-                    types_equal);
+  return types_equal(x->ret, y->ret) && std::equal(x->params.begin(), x->params.end(),
+                                                   y->params.begin(), y->params.end(), types_equal);
 }
 
 // ---------------------------------------------------------------- expressions

@@ -44,6 +44,7 @@ std::string read_file_bytes(const fs::path& path, const std::string& what) {
   std::ifstream file(path, std::ios::binary);
   if (!file) throw_error(what, ": cannot open: ", std::strerror(errno));
   std::string bytes;
+  if (uintmax_t size = fs::file_size(path, ec); !ec) bytes.reserve(size_t(size));
   char chunk[1 << 16];
   while (file.read(chunk, sizeof(chunk)) || file.gcount() > 0)
     bytes.append(chunk, size_t(file.gcount()));
@@ -108,8 +109,10 @@ bool checked_byte_size(std::span<const int64_t> shape, int64_t elem_bytes, int64
   bool empty = false;
   for (int64_t d : shape) {
     if (d < 0) return false;
-    if (d == 0) empty = true;
-    else if (__builtin_mul_overflow(total, d, &total)) return false;
+    if (d == 0)
+      empty = true;
+    else if (__builtin_mul_overflow(total, d, &total))
+      return false;
   }
   *out = empty ? 0 : total;
   return true;

@@ -68,11 +68,21 @@ std::string DataType::to_string() const {
     name = "bool";
   } else {
     switch (code) {
-      case Int: name = "int"; break;
-      case UInt: name = "uint"; break;
-      case Float: name = "float"; break;
-      case BFloat: name = "bfloat"; break;
-      default: name = str_cat("code", int(code), "_"); break;
+      case Int:
+        name = "int";
+        break;
+      case UInt:
+        name = "uint";
+        break;
+      case Float:
+        name = "float";
+        break;
+      case BFloat:
+        name = "bfloat";
+        break;
+      default:
+        name = str_cat("code", int(code), "_");
+        break;
     }
     name += std::to_string(bits);
   }

@@ -33,7 +33,8 @@ Descriptor parse_descriptor(std::string_view descr, const std::string& what) {
     throw_error(what, ": unsupported dtype '", printable(descr),
                 "'; anvil reads bool, int8..int64, uint8..uint64 and float16..float64");
   };
-  if (descr.size() != 3 || std::string_view("<>|=").find(descr[0]) == std::string_view::npos) return unsupported();
+  if (descr.size() != 3 || std::string_view("<>|=").find(descr[0]) == std::string_view::npos)
+    return unsupported();
   char order = descr[0], kind = descr[1];
   int size = descr[2] - '0';
   std::optional<DataType> dtype;
@@ -51,7 +52,8 @@ Descriptor parse_descriptor(std::string_view descr, const std::string& what) {
 
 std::string descriptor_of(DataType dtype) {
   if (!dtype.is_scalar())
-    throw_error("a ", dtype.to_string(), " tensor has no numpy dtype; vector types cannot be saved");
+    throw_error("a ", dtype.to_string(),
+                " tensor has no numpy dtype; vector types cannot be saved");
   if (dtype.is_bfloat())
     throw_error("a bfloat16 tensor has no numpy dtype; convert it to float32 first");
   if (dtype.is_bool()) return "|b1";
@@ -100,8 +102,9 @@ class HeaderParser {
     }
     skip_space();
     if (pos_ != text_.size()) fail("unexpected text after the dict");
-    if (!seen_descr || !seen_order || !seen_shape)
-      fail(std::string("missing key '") + (!seen_descr ? "descr" : !seen_order ? "fortran_order" : "shape") + "'");
+    if (!seen_descr) fail("missing key 'descr'");
+    if (!seen_order) fail("missing key 'fortran_order'");
+    if (!seen_shape) fail("missing key 'shape'");
     return dict;
   }
 
@@ -111,7 +114,8 @@ class HeaderParser {
   }
   char peek() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }
   void skip_space() {
-    while (pos_ < text_.size() && std::string_view(" \t\n\r\f\v").find(text_[pos_]) != std::string_view::npos)
+    while (pos_ < text_.size() &&
+           std::string_view(" \t\n\r\f\v").find(text_[pos_]) != std::string_view::npos)
       ++pos_;
   }
   bool consume(char c) {
@@ -220,7 +224,8 @@ void normalize_elements(Tensor& tensor, bool byte_swap) {
 Tensor read_npy_from(ByteSource& source, uint64_t total_size, const std::string& what) {
   if (total_size == 0) throw_error(what, ": is empty");
   char preamble[12];
-  if (total_size < 10) throw_error(what, ": truncated: ", total_size, " bytes is too short for a .npy header");
+  if (total_size < 10)
+    throw_error(what, ": truncated: ", total_size, " bytes is too short for a .npy header");
   source.read(preamble, 10);
   if (std::memcmp(preamble, kMagic, kMagicSize) != 0)
     throw_error(what, ": not a .npy file (it does not start with \\x93NUMPY)");
@@ -234,7 +239,9 @@ Tensor read_npy_from(ByteSource& source, uint64_t total_size, const std::string&
   if (major == 1) {
     header_size = load_le<uint16_t>(preamble + 8);
   } else {
-    if (total_size < 12) throw_error(what, ": truncated: the version ", major, ".0 preamble needs 12 bytes, the file has ", total_size);
+    if (total_size < 12)
+      throw_error(what, ": truncated: the version ", major,
+                  ".0 preamble needs 12 bytes, the file has ", total_size);
     source.read(preamble + 10, 2);
     header_size = load_le<uint32_t>(preamble + 8);
   }

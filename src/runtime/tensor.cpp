@@ -204,11 +204,11 @@ int64_t Tensor::byte_offset_of(int64_t flat_index) const {
 
 void Tensor::copy_from(const Tensor& src) {
   ANVIL_ICHECK(defined() && src.defined());
-  if (src.dtype() != dtype() || !std::equal(shape().begin(), shape().end(), src.shape().begin(),
-                                            src.shape().end()))
+  if (src.dtype() != dtype() ||
+      !std::equal(shape().begin(), shape().end(), src.shape().begin(), src.shape().end()))
     throw_error("cannot copy a ", src.dtype().to_string(), " tensor of shape ",
-                shape_to_string(src.shape()), " into a ", dtype().to_string(),
-                " tensor of shape ", shape_to_string(shape()));
+                shape_to_string(src.shape()), " into a ", dtype().to_string(), " tensor of shape ",
+                shape_to_string(shape()));
   if (is_contiguous() && src.is_contiguous()) {
     std::memmove(data(), src.data(), size_t(nbytes()));
     return;

@@ -19,15 +19,20 @@ Expr residual_unit(GraphBuilder& b, const Expr& data, int64_t in_channels, int64
   Expr body;
   if (bottle_neck) {
     int64_t inner = num_filter / 4;
-    Expr conv1 = layers::conv2d(b, act1, name + "_conv1", in_channels, inner, {1, 1}, strides, {0, 0, 0, 0});
+    Expr conv1 =
+        layers::conv2d(b, act1, name + "_conv1", in_channels, inner, {1, 1}, strides, {0, 0, 0, 0});
     Expr act2 = relu(b, layers::batch_norm_infer(b, conv1, name + "_bn2", inner, 2e-5));
-    Expr conv2 = layers::conv2d(b, act2, name + "_conv2", inner, inner, {3, 3}, {1, 1}, {1, 1, 1, 1});
+    Expr conv2 =
+        layers::conv2d(b, act2, name + "_conv2", inner, inner, {3, 3}, {1, 1}, {1, 1, 1, 1});
     Expr act3 = relu(b, layers::batch_norm_infer(b, conv2, name + "_bn3", inner, 2e-5));
-    body = layers::conv2d(b, act3, name + "_conv3", inner, num_filter, {1, 1}, {1, 1}, {0, 0, 0, 0});
+    body =
+        layers::conv2d(b, act3, name + "_conv3", inner, num_filter, {1, 1}, {1, 1}, {0, 0, 0, 0});
   } else {
-    Expr conv1 = layers::conv2d(b, act1, name + "_conv1", in_channels, num_filter, {3, 3}, strides, {1, 1, 1, 1});
+    Expr conv1 = layers::conv2d(b, act1, name + "_conv1", in_channels, num_filter, {3, 3}, strides,
+                                {1, 1, 1, 1});
     Expr act2 = relu(b, layers::batch_norm_infer(b, conv1, name + "_bn2", num_filter, 2e-5));
-    body = layers::conv2d(b, act2, name + "_conv2", num_filter, num_filter, {3, 3}, {1, 1}, {1, 1, 1, 1});
+    body = layers::conv2d(b, act2, name + "_conv2", num_filter, num_filter, {3, 3}, {1, 1},
+                          {1, 1, 1, 1});
   }
   Expr shortcut = dim_match ? data
                             : layers::conv2d(b, act1, name + "_sc", in_channels, num_filter, {1, 1},
@@ -41,12 +46,23 @@ Workload resnet(int num_layers, int64_t batch, std::vector<int64_t> image_shape,
                 int64_t num_classes, DataType dtype, uint64_t seed) {
   std::vector<int64_t> units;
   switch (num_layers) {
-    case 18: units = {2, 2, 2, 2}; break;
-    case 34: units = {3, 4, 6, 3}; break;
-    case 50: units = {3, 4, 6, 3}; break;
-    case 101: units = {3, 4, 23, 3}; break;
-    case 152: units = {3, 8, 36, 3}; break;
-    default: throw_error("resnet depth ", num_layers, " is not one of 18, 34, 50, 101, 152");
+    case 18:
+      units = {2, 2, 2, 2};
+      break;
+    case 34:
+      units = {3, 4, 6, 3};
+      break;
+    case 50:
+      units = {3, 4, 6, 3};
+      break;
+    case 101:
+      units = {3, 4, 23, 3};
+      break;
+    case 152:
+      units = {3, 8, 36, 3};
+      break;
+    default:
+      throw_error("resnet depth ", num_layers, " is not one of 18, 34, 50, 101, 152");
   }
   if (image_shape.size() != 3) throw_error("resnet image shape must be (channels, height, width)");
   bool bottle_neck = num_layers >= 50;

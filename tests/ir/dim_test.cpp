@@ -19,7 +19,7 @@ TEST(Dim, IntegerArithmeticFolds) {
 TEST(Dim, CanonicalFormMakesEquivalentExpressionsEqual) {
   Dim n = Dim::var("n"), m = Dim::var("m");
   EXPECT_EQ(n + n, n * 2);
-  EXPECT_EQ(n * 4 / 1 + 0, n * 4);
+  EXPECT_EQ(floordiv(n * 4, 1) + 0, n * 4);
   EXPECT_EQ(floordiv(n * 4, 2), n * 2);
   EXPECT_EQ((n + 1) * 2, n * 2 + 2);
   EXPECT_EQ(n * m, m * n);

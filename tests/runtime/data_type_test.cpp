@@ -8,8 +8,9 @@ namespace anvil {
 namespace {
 
 TEST(DataType, ParsePrintRoundTripForEveryElementType) {
-  const char* names[] = {"float16", "float32", "float64", "bfloat16", "int8",   "int16",  "int32",
-                         "int64",   "uint8",   "uint16",  "uint32",   "uint64", "bool",   "float32x16"};
+  const char* names[] = {"float16", "float32", "float64", "bfloat16",  "int8",
+                         "int16",   "int32",   "int64",   "uint8",     "uint16",
+                         "uint32",  "uint64",  "bool",    "float32x16"};
   for (const char* name : names) EXPECT_EQ(DataType::parse(name).to_string(), name);
 }
 
@@ -44,7 +45,8 @@ TEST(DataType, FromDLPackAcceptsNewBoolCode) {
 }
 
 TEST(DataType, ParseRejectsUnknownNamesWithTheName) {
-  for (const char* bad : {"float", "float12", "int3", "bfloat32", "complex64", "", "int32x", "x4"}) {
+  for (const char* bad :
+       {"float", "float12", "int3", "bfloat32", "complex64", "", "int32x", "x4"}) {
     try {
       DataType::parse(bad);
       FAIL() << "accepted '" << bad << "'";

@@ -23,7 +23,8 @@ TEST(FileSize, NoSourceFileUnderSrcExceedsLimit) {
     std::ifstream file(entry.path());
     int lines = 0;
     for (std::string line; std::getline(file, line);) ++lines;
-    EXPECT_LE(lines, kMaxLines) << entry.path() << " has " << lines << " lines; split it by concept";
+    EXPECT_LE(lines, kMaxLines) << entry.path() << " has " << lines
+                                << " lines; split it by concept";
     ++checked;
   }
   EXPECT_GT(checked, 0);

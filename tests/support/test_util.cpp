@@ -13,9 +13,7 @@
 extern char** environ;
 
 namespace anvil::testing {
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 CommandResult run_command(const std::vector<std::string>& argv) {
   // Output goes to temporary files rather than pipes so a chatty child cannot
@@ -25,8 +23,10 @@ CommandResult run_command(const std::vector<std::string>& argv) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0644);
+  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0644);
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -53,8 +53,8 @@ CommandResult run_anvil(const std::vector<std::string>& args) {
 }
 
 void run_python(const std::string& code, const std::filesystem::path& out_dir) {
-  std::string program = "import os, sys\nout_dir = " + std::string("r'") + out_dir.string() +
-                        "'\n" + code;
+  std::string program =
+      "import os, sys\nout_dir = " + std::string("r'") + out_dir.string() + "'\n" + code;
   CommandResult r = run_command({ANVIL_PYTHON, "-c", program});
   ASSERT_EQ(r.exit_code, 0) << "python failed:\n" << r.err;
 }

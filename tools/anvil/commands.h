@@ -1,6 +1,8 @@
 // The anvil subcommands. Each lives in its own file and adds itself to the app.
 #pragma once
 
+#include <string>
+
 namespace CLI {
 class App;
 }
@@ -9,5 +11,17 @@ namespace anvil::cli {
 
 // Adds `anvil inspect FILE`: one row per tensor of a .npy, .npz or params file.
 void add_inspect_command(CLI::App& app);
+
+// Adds `anvil print-ir`: prints a module (a built-in workload) as graph IR text.
+void add_print_ir_command(CLI::App& app);
+
+// Adds `anvil run MODEL`: runs a model on inputs from .npz and writes its outputs.
+void add_run_command(CLI::App& app);
+
+// Adds `anvil demo`: anvil's main job on a built-in network, end to end.
+void add_demo_command(CLI::App& app);
+
+// Prints the summary line and per-tensor table of a .npy, .npz or params file.
+void print_tensor_file_summary(const std::string& path);
 
 }  // namespace anvil::cli

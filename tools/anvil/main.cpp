@@ -34,8 +34,14 @@ int main(int argc, char** argv) {
       "Examples:\n"
       "  anvil inspect params.npz          list the tensors of a numpy archive\n"
       "  anvil inspect model.params        list the tensors of a params file\n"
+      "  anvil print-ir --workload resnet18   print a built-in network as graph IR\n"
+      "  anvil demo                        build, save and run the built-in ResNet-18\n"
+      "  anvil run model.onnx -i in.npz -o out.npz   run an ONNX model\n"
       "Run 'anvil <command> --help' for the flags of one command.");
   anvil::cli::add_inspect_command(app);
+  anvil::cli::add_print_ir_command(app);
+  anvil::cli::add_demo_command(app);
+  anvil::cli::add_run_command(app);
 
   try {
     app.parse(argc, argv);

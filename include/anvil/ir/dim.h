@@ -22,7 +22,7 @@ struct DimNode;
 // Size variables are identified by name.
 class Dim {
  public:
-  Dim(int64_t value);  // NOLINT: a plain integer is the common case
+  Dim(int64_t value);                      // NOLINT: a plain integer is the common case
   Dim(int value) : Dim(int64_t(value)) {}  // NOLINT
   static Dim var(std::string name);
   static Dim any();

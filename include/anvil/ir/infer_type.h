@@ -13,6 +13,8 @@ IRModule infer_type(const IRModule& mod);
 
 // Types a standalone expression whose free variables carry annotations;
 // returns its type. Calls to GlobalVars need infer_type on a module instead.
-Type infer_expr_type(const Expr& expr);
+// With reuse_cached_types, subexpressions that already carry checked_type are
+// not typed again (builders that type as they go stay linear).
+Type infer_expr_type(const Expr& expr, bool reuse_cached_types = false);
 
 }  // namespace anvil::ir

@@ -58,7 +58,7 @@ struct OpDef {
   std::string name;
   std::string description;
   std::vector<std::string> input_names;
-  bool variadic = false;  // the last input repeats (concatenate, einsum)
+  bool variadic = false;         // the last input repeats (concatenate, einsum)
   Ref<AttrsNode> default_attrs;  // null: the op takes no attrs
   TypeRelation relation;
   OpPattern pattern = OpPattern::Opaque;

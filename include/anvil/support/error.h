@@ -35,9 +35,9 @@ namespace detail {
 }  // namespace anvil
 
 // Checks an invariant that only a bug in anvil can break.
-#define ANVIL_ICHECK(cond, ...)                                                    \
-  do {                                                                             \
-    if (!(cond)) [[unlikely]]                                                      \
-      ::anvil::detail::internal_check_failed(__FILE__, __LINE__, #cond,            \
+#define ANVIL_ICHECK(cond, ...)                                                                \
+  do {                                                                                         \
+    if (!(cond)) [[unlikely]]                                                                  \
+      ::anvil::detail::internal_check_failed(__FILE__, __LINE__, #cond,                        \
                                              ::anvil::str_cat("" __VA_OPT__(, ) __VA_ARGS__)); \
   } while (0)

@@ -11,15 +11,20 @@ namespace anvil {
 template <typename Signature>
 class FunctionRef;
 
+namespace detail {
+// What a FunctionRef<R(Args...)> can refer to: any callable but another FunctionRef.
+template <typename F, typename Ref, typename R, typename... Args>
+concept FunctionRefTarget =
+    !std::is_same_v<std::remove_cvref_t<F>, Ref> && std::is_invocable_r_v<R, F&, Args...>;
+}  // namespace detail
+
 // Two words, no allocation, no virtual call: cheaper than std::function on hot paths such as
 // parallel loops. The referenced callable must stay alive while the FunctionRef is used; binding
 // a temporary lambda to a by-value FunctionRef parameter is fine, storing it is not.
 template <typename R, typename... Args>
 class FunctionRef<R(Args...)> {
  public:
-  template <typename F>
-    requires(!std::is_same_v<std::remove_cvref_t<F>, FunctionRef> &&
-             std::is_invocable_r_v<R, F&, Args...>)
+  template <detail::FunctionRefTarget<FunctionRef, R, Args...> F>
   FunctionRef(F&& f) noexcept {  // NOLINT(google-explicit-constructor): meant to convert.
     if constexpr (std::is_function_v<std::remove_reference_t<F>>) {
       object_ = reinterpret_cast<void*>(&f);

@@ -24,7 +24,8 @@ struct Workload {
 // The pre-activation ResNet of TVM's relay.testing.resnet (num_layers in
 // 18, 34, 50, 101, 152), image_shape (channels, height, width).
 Workload resnet(int num_layers, int64_t batch = 1, std::vector<int64_t> image_shape = {3, 224, 224},
-                int64_t num_classes = 1000, DataType dtype = DataType::float32(), uint64_t seed = 0);
+                int64_t num_classes = 1000, DataType dtype = DataType::float32(),
+                uint64_t seed = 0);
 
 // The MLP of the MLC course: dense(in -> hidden), relu, dense(hidden -> classes).
 Workload mlp(int64_t batch = 1, int64_t in_features = 784, int64_t hidden = 128,

@@ -8,7 +8,8 @@ namespace {
 
 Type destination_passing_relation(const RelationArgs& args) {
   if (args.type_args.size() != 1)
-    throw_error(args.op.name, " needs exactly one output type (out=...), got ", args.type_args.size());
+    throw_error(args.op.name, " needs exactly one output type (out=...), got ",
+                args.type_args.size());
   if (args.inputs.size() != 2 || !as<TupleTypeNode>(args.inputs[1]))
     throw_error(args.op.name, " takes a callee and a tuple of arguments");
   return args.type_args[0];

@@ -9,13 +9,20 @@ namespace anvil::ir {
 
 const char* op_pattern_name(OpPattern pattern) {
   switch (pattern) {
-    case OpPattern::ElemWise: return "elemwise";
-    case OpPattern::Broadcast: return "broadcast";
-    case OpPattern::Injective: return "injective";
-    case OpPattern::CommReduce: return "comm-reduce";
-    case OpPattern::OutEWiseFusable: return "out-elemwise-fusable";
-    case OpPattern::Tuple: return "tuple";
-    case OpPattern::Opaque: return "opaque";
+    case OpPattern::ElemWise:
+      return "elemwise";
+    case OpPattern::Broadcast:
+      return "broadcast";
+    case OpPattern::Injective:
+      return "injective";
+    case OpPattern::CommReduce:
+      return "comm-reduce";
+    case OpPattern::OutEWiseFusable:
+      return "out-elemwise-fusable";
+    case OpPattern::Tuple:
+      return "tuple";
+    case OpPattern::Opaque:
+      return "opaque";
   }
   return "?";
 }

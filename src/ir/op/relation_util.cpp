@@ -8,7 +8,8 @@ const TensorTypeNode& RelationArgs::tensor(size_t i) const {
   ANVIL_ICHECK(i < inputs.size(), op.name, " has no argument ", i);
   const auto* t = as<TensorTypeNode>(inputs[i]);
   if (!t) throw_error(arg_name(i), " must be a tensor, got ", type_to_string(inputs[i]));
-  if (!t->shape) throw_error(arg_name(i), " must have a known rank, got ", type_to_string(inputs[i]));
+  if (!t->shape)
+    throw_error(arg_name(i), " must have a known rank, got ", type_to_string(inputs[i]));
   return *t;
 }
 
@@ -65,7 +66,8 @@ Type broadcast_relation(const RelationArgs& args, bool allow_mixed_dtypes) {
   bool unknown_rank = false;
   for (size_t i = 0; i < args.inputs.size(); ++i) {
     const auto* t = as<TensorTypeNode>(args.inputs[i]);
-    if (!t) throw_error(args.arg_name(i), " must be a tensor, got ", type_to_string(args.inputs[i]));
+    if (!t)
+      throw_error(args.arg_name(i), " must be a tensor, got ", type_to_string(args.inputs[i]));
     unknown_rank |= !t->shape;
   }
   if (!allow_mixed_dtypes) expect_same_dtype(args);
@@ -86,10 +88,12 @@ Type identity_relation(const RelationArgs& args) {
 
 void expect_same_dtype(const RelationArgs& args) {
   const auto* first = as<TensorTypeNode>(args.inputs[0]);
-  if (!first) throw_error(args.arg_name(0), " must be a tensor, got ", type_to_string(args.inputs[0]));
+  if (!first)
+    throw_error(args.arg_name(0), " must be a tensor, got ", type_to_string(args.inputs[0]));
   for (size_t i = 1; i < args.inputs.size(); ++i) {
     const auto* t = as<TensorTypeNode>(args.inputs[i]);
-    if (!t) throw_error(args.arg_name(i), " must be a tensor, got ", type_to_string(args.inputs[i]));
+    if (!t)
+      throw_error(args.arg_name(i), " must be a tensor, got ", type_to_string(args.inputs[i]));
     if (t->dtype != first->dtype)
       throw_error(args.arg_name(i), " has dtype ", t->dtype.to_string(), " but ", args.arg_name(0),
                   " has ", first->dtype.to_string());
@@ -107,9 +111,7 @@ void expect_rank(const TensorTypeNode& t, int64_t rank, const std::string& what)
     throw_error(what, " must have rank ", rank, ", got ", describe(t));
 }
 
-std::string describe(const TensorTypeNode& t) {
-  return type_to_string(Type(&t));
-}
+std::string describe(const TensorTypeNode& t) { return type_to_string(Type(&t)); }
 
 }  // namespace relation
 }  // namespace anvil::ir

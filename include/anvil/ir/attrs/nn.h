@@ -29,8 +29,9 @@ constexpr const char* transpose_kernel_layout(int n) {
 // bottom, right in 2-D); one value or N values are accepted as shorthands.
 template <int N>
 struct ConvAttrs : AttrsBase<ConvAttrs<N>> {
-  static constexpr const char* kTypeKey =
-      N == 1 ? "nn.Conv1DAttrs" : N == 2 ? "nn.Conv2DAttrs" : "nn.Conv3DAttrs";
+  static constexpr const char* kTypeKey = N == 1   ? "nn.Conv1DAttrs"
+                                          : N == 2 ? "nn.Conv2DAttrs"
+                                                   : "nn.Conv3DAttrs";
   std::vector<int64_t> strides = std::vector<int64_t>(N, 1);
   std::vector<int64_t> padding = std::vector<int64_t>(2 * N, 0);
   std::vector<int64_t> dilation = std::vector<int64_t>(N, 1);
@@ -98,6 +99,36 @@ struct ConvTransposeAttrs : AttrsBase<ConvTransposeAttrs<N>> {
 using Conv1DTransposeAttrs = ConvTransposeAttrs<1>;
 using Conv2DTransposeAttrs = ConvTransposeAttrs<2>;
 using Conv3DTransposeAttrs = ConvTransposeAttrs<3>;
+
+// nn.deformable_conv2d (TVM's) and nn.modulated_deformable_conv2d (ONNX
+// DeformConv with a mask): each kernel tap samples data bilinearly (zero
+// outside) at its position plus a learned offset. offset is (N,
+// deformable_groups * kh * kw * 2, out_h, out_w), a (dy, dx) pair per tap; the
+// modulated form multiplies each sample by mask (N, deformable_groups * kh *
+// kw, out_h, out_w). Layouts are NCHW data and OIHW weights.
+struct DeformableConv2DAttrs : AttrsBase<DeformableConv2DAttrs> {
+  static constexpr const char* kTypeKey = "nn.DeformableConv2DAttrs";
+  std::vector<int64_t> strides = {1, 1};
+  std::vector<int64_t> padding = {0, 0, 0, 0};
+  std::vector<int64_t> dilation = {1, 1};
+  int64_t deformable_groups = 1;
+  int64_t groups = 1;
+  std::optional<int64_t> channels;    // output channels; unset: from the weight
+  std::vector<int64_t> kernel_size;   // empty: from the weight
+  std::optional<DataType> out_dtype;  // unset: the dtype of data
+
+  template <typename Visit>
+  void visit_fields(Visit&& v) {
+    v("strides", strides);
+    v("padding", padding);
+    v("dilation", dilation);
+    v("deformable_groups", deformable_groups);
+    v("groups", groups);
+    v("channels", channels);
+    v("kernel_size", kernel_size);
+    v("out_dtype", out_dtype);
+  }
+};
 
 // ---------------------------------------------------------------- dense and matmul
 
@@ -174,8 +205,9 @@ struct BiasAddAttrs : AttrsBase<BiasAddAttrs> {
 // rounds up, but a window never starts in the after-padding.
 template <int N>
 struct MaxPoolAttrs : AttrsBase<MaxPoolAttrs<N>> {
-  static constexpr const char* kTypeKey =
-      N == 1 ? "nn.MaxPool1DAttrs" : N == 2 ? "nn.MaxPool2DAttrs" : "nn.MaxPool3DAttrs";
+  static constexpr const char* kTypeKey = N == 1   ? "nn.MaxPool1DAttrs"
+                                          : N == 2 ? "nn.MaxPool2DAttrs"
+                                                   : "nn.MaxPool3DAttrs";
   std::vector<int64_t> pool_size = std::vector<int64_t>(N, 1);
   std::vector<int64_t> strides = std::vector<int64_t>(N, 1);
   std::vector<int64_t> dilation = std::vector<int64_t>(N, 1);
@@ -202,8 +234,9 @@ using MaxPool3DAttrs = MaxPoolAttrs<3>;
 // nn.avg_pool1d/2d/3d; count_include_pad divides by the whole window, padding included.
 template <int N>
 struct AvgPoolAttrs : AttrsBase<AvgPoolAttrs<N>> {
-  static constexpr const char* kTypeKey =
-      N == 1 ? "nn.AvgPool1DAttrs" : N == 2 ? "nn.AvgPool2DAttrs" : "nn.AvgPool3DAttrs";
+  static constexpr const char* kTypeKey = N == 1   ? "nn.AvgPool1DAttrs"
+                                          : N == 2 ? "nn.AvgPool2DAttrs"
+                                                   : "nn.AvgPool3DAttrs";
   std::vector<int64_t> pool_size = std::vector<int64_t>(N, 1);
   std::vector<int64_t> strides = std::vector<int64_t>(N, 1);
   std::vector<int64_t> dilation = std::vector<int64_t>(N, 1);
@@ -232,8 +265,9 @@ using AvgPool3DAttrs = AvgPoolAttrs<3>;
 // nn.lp_pool1d/2d/3d (ONNX LpPool): (sum over the window of |x|^p_value)^(1/p_value).
 template <int N>
 struct LPPoolAttrs : AttrsBase<LPPoolAttrs<N>> {
-  static constexpr const char* kTypeKey =
-      N == 1 ? "nn.LPPool1DAttrs" : N == 2 ? "nn.LPPool2DAttrs" : "nn.LPPool3DAttrs";
+  static constexpr const char* kTypeKey = N == 1   ? "nn.LPPool1DAttrs"
+                                          : N == 2 ? "nn.LPPool2DAttrs"
+                                                   : "nn.LPPool3DAttrs";
   double p_value = 2.0;
   std::vector<int64_t> pool_size = std::vector<int64_t>(N, 1);
   std::vector<int64_t> strides = std::vector<int64_t>(N, 1);
@@ -294,6 +328,34 @@ using AdaptivePool1DAttrs = AdaptivePoolAttrs<1>;
 using AdaptivePool2DAttrs = AdaptivePoolAttrs<2>;
 using AdaptivePool3DAttrs = AdaptivePoolAttrs<3>;
 
+// nn.max_unpool1d/2d/3d (ONNX MaxUnpool): data scattered into zeros at
+// indices, the flat indices that max pooling with argmax gives, into a tensor
+// of the size the window implies, (in - 1) * stride + pool_size - padding
+// before and after. A larger output_size places that at the start and fills
+// the rest with zeros (dyn.nn.max_unpool*d take it at run time). Layout NCW,
+// NCHW or NCDHW.
+template <int N>
+struct MaxUnpoolAttrs : AttrsBase<MaxUnpoolAttrs<N>> {
+  static constexpr const char* kTypeKey = N == 1   ? "nn.MaxUnpool1DAttrs"
+                                          : N == 2 ? "nn.MaxUnpool2DAttrs"
+                                                   : "nn.MaxUnpool3DAttrs";
+  std::vector<int64_t> pool_size = std::vector<int64_t>(N, 1);
+  std::vector<int64_t> strides = std::vector<int64_t>(N, 1);
+  std::vector<int64_t> padding = std::vector<int64_t>(2 * N, 0);
+  std::vector<int64_t> output_size;  // N spatial sizes; empty: the implied size
+
+  template <typename Visit>
+  void visit_fields(Visit&& v) {
+    v("pool_size", pool_size);
+    v("strides", strides);
+    v("padding", padding);
+    v("output_size", output_size);
+  }
+};
+using MaxUnpool1DAttrs = MaxUnpoolAttrs<1>;
+using MaxUnpool2DAttrs = MaxUnpoolAttrs<2>;
+using MaxUnpool3DAttrs = MaxUnpoolAttrs<3>;
+
 // ---------------------------------------------------------------- padding and image
 
 // nn.pad: pad_width is [before_0, after_0, before_1, after_1, ...], two
@@ -320,8 +382,9 @@ struct PadAttrs : AttrsBase<PadAttrs> {
 // "", round, floor, ceil, round_prefer_floor or round_prefer_ceil.
 template <int N>
 struct ResizeAttrs : AttrsBase<ResizeAttrs<N>> {
-  static constexpr const char* kTypeKey =
-      N == 1 ? "image.Resize1DAttrs" : N == 2 ? "image.Resize2DAttrs" : "image.Resize3DAttrs";
+  static constexpr const char* kTypeKey = N == 1   ? "image.Resize1DAttrs"
+                                          : N == 2 ? "image.Resize2DAttrs"
+                                                   : "image.Resize3DAttrs";
   std::vector<int64_t> size;
   std::vector<double> scales;
   std::vector<double> roi;
@@ -352,6 +415,79 @@ struct ResizeAttrs : AttrsBase<ResizeAttrs<N>> {
 using Resize1DAttrs = ResizeAttrs<1>;
 using Resize2DAttrs = ResizeAttrs<2>;
 using Resize3DAttrs = ResizeAttrs<3>;
+
+// ---------------------------------------------------------------- padding and resize at run time
+
+// dyn.nn.pad: padding amounts known only at run time (ONNX Pad with a
+// computed `pads` input). pad_mode is "constant", "reflect", "edge" or "wrap";
+// reflect and wrap repeat as often as the amount needs (numpy's np.pad).
+struct DynPadAttrs : AttrsBase<DynPadAttrs> {
+  static constexpr const char* kTypeKey = "dyn.nn.PadAttrs";
+  std::string pad_mode = "constant";
+
+  template <typename Visit>
+  void visit_fields(Visit&& v) {
+    v("pad_mode", pad_mode);
+  }
+};
+
+// dyn.image.resize: ONNX Resize over any axes of a tensor of any rank, with
+// scales or sizes known only at run time. `target` says what the op's
+// `target` input holds: "scales" (one float per resized axis; output =
+// floor(input * scale)) or "sizes" (one output size per resized axis, adjusted
+// by keep_aspect_ratio_policy: stretch, not_larger or not_smaller). axes lists
+// the resized axes (empty: all). The fields shared with ResizeAttrs mean the
+// same; coordinate_transformation_mode also takes half_pixel_symmetric, and
+// antialias widens linear and cubic filters when downsampling.
+struct DynResizeAttrs : AttrsBase<DynResizeAttrs> {
+  static constexpr const char* kTypeKey = "dyn.image.ResizeAttrs";
+  std::string target = "scales";
+  std::vector<int64_t> axes;
+  std::string keep_aspect_ratio_policy = "stretch";
+  std::string method = "linear";
+  std::string coordinate_transformation_mode = "half_pixel";
+  std::string rounding_method;
+  double cubic_alpha = -0.75;
+  int64_t cubic_exclude = 0;
+  double extrapolation_value = 0.0;
+  bool antialias = false;
+
+  template <typename Visit>
+  void visit_fields(Visit&& v) {
+    v("target", target);
+    v("axes", axes);
+    v("keep_aspect_ratio_policy", keep_aspect_ratio_policy);
+    v("method", method);
+    v("coordinate_transformation_mode", coordinate_transformation_mode);
+    v("rounding_method", rounding_method);
+    v("cubic_alpha", cubic_alpha);
+    v("cubic_exclude", cubic_exclude);
+    v("extrapolation_value", extrapolation_value);
+    v("antialias", antialias);
+  }
+};
+
+// image.grid_sample (as TVM's): samples data (NCHW or NCDHW) at the points of
+// grid, (N, 2, out_h, out_w) holding x then y (or (N, 3, out_d, out_h, out_w)
+// holding x, y, z), each from -1 to 1 across the input. method: nearest
+// (halves round to even), bilinear (linear in every axis) or bicubic (Keys,
+// a = -0.75); padding_mode: zeros, border or reflection; align_corners puts
+// -1 and 1 on the centres of the corner elements rather than their outer edges.
+struct GridSampleAttrs : AttrsBase<GridSampleAttrs> {
+  static constexpr const char* kTypeKey = "image.GridSampleAttrs";
+  std::string method = "bilinear";
+  std::string layout = "NCHW";
+  std::string padding_mode = "zeros";
+  bool align_corners = true;
+
+  template <typename Visit>
+  void visit_fields(Visit&& v) {
+    v("method", method);
+    v("layout", layout);
+    v("padding_mode", padding_mode);
+    v("align_corners", align_corners);
+  }
+};
 
 // nn.depth_to_space / nn.space_to_depth. mode (depth_to_space only): "DCR"
 // reads channels as (block, block, C'), "CRD" as (C', block, block).

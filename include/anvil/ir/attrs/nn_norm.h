@@ -1,8 +1,11 @@
 // Attributes of the normalization family: batch/layer/group/instance norm,
-// local response norm, softmax and dropout. Names and defaults follow TVM.
+// local response norm, softmax and its relatives, dropout, and the negative
+// log-likelihood loss that follows a log_softmax. Names and defaults follow TVM.
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string>
 
 #include "anvil/ir/attrs.h"
 
@@ -11,10 +14,10 @@ namespace anvil::ir {
 // nn.batch_norm: normalizes each channel of `axis` with the moving statistics.
 struct BatchNormAttrs : AttrsBase<BatchNormAttrs> {
   static constexpr const char* kTypeKey = "nn.BatchNormAttrs";
-  int64_t axis = 1;        // the channel axis
-  double epsilon = 1e-5;   // added to the variance before the square root
-  bool center = true;      // add beta
-  bool scale = true;       // multiply by gamma
+  int64_t axis = 1;       // the channel axis
+  double epsilon = 1e-5;  // added to the variance before the square root
+  bool center = true;     // add beta
+  bool scale = true;      // multiply by gamma
 
   template <typename Visit>
   void visit_fields(Visit&& v) {
@@ -98,7 +101,7 @@ struct LRNAttrs : AttrsBase<LRNAttrs> {
   }
 };
 
-// nn.softmax and nn.log_softmax.
+// nn.softmax, nn.log_softmax and nn.hardmax.
 struct SoftmaxAttrs : AttrsBase<SoftmaxAttrs> {
   static constexpr const char* kTypeKey = "nn.SoftmaxAttrs";
   int64_t axis = -1;
@@ -117,6 +120,21 @@ struct DropoutAttrs : AttrsBase<DropoutAttrs> {
   template <typename Visit>
   void visit_fields(Visit&& v) {
     v("rate", rate);
+  }
+};
+
+// nn.nll_loss: the negative log-likelihood of the target classes, as ONNX's
+// NegativeLogLikelihoodLoss and TVM's nn.nll_loss compute it.
+struct NLLLossAttrs : AttrsBase<NLLLossAttrs> {
+  static constexpr const char* kTypeKey = "nn.NLLLossAttrs";
+  std::string reduction = "mean";  // "none", "sum", or "mean" (weighted by the class weights)
+  // Targets equal to it contribute neither loss nor weight; None: every target counts.
+  std::optional<int64_t> ignore_index;
+
+  template <typename Visit>
+  void visit_fields(Visit&& v) {
+    v("reduction", reduction);
+    v("ignore_index", ignore_index);
   }
 };
 

@@ -1,0 +1,289 @@
+// Constant and Identity, and the control-flow ops If, Loop and Scan.
+#include <algorithm>
+
+#include "frontend/onnx/converter_families.h"
+#include "frontend/onnx/graph_converter.h"
+
+namespace anvil::frontend::onnx_import {
+
+using namespace ir;
+
+void register_all_converters(ConverterTable& table) {
+  register_control_converters(table);
+  register_math_converters(table);
+  register_nn_converters(table);
+  register_tensor_converters(table);
+  register_reduce_converters(table);
+  register_norm_converters(table);
+}
+
+namespace {
+
+std::vector<Expr> convert_constant(ConvertContext& ctx) {
+  if (ctx.has_attr("value")) return {ctx.constant(ctx.attr_tensor("value"))};
+  const onnx::AttributeProto* attr = nullptr;
+  for (const onnx::AttributeProto& a : ctx.node().attribute()) attr = &a;
+  if (!attr) ctx.fail("has no value attribute");
+  auto scalar_or_list = [&](auto values, DataType dtype, bool scalar) {
+    std::vector<int64_t> shape;
+    if (!scalar) shape.push_back(int64_t(values.size()));
+    Tensor t = Tensor::empty(shape, dtype);
+    for (size_t i = 0; i < values.size(); ++i) t.set_from_double(int64_t(i), double(values[i]));
+    return t;
+  };
+  const std::string& name = attr->name();
+  if (name == "value_float") return {ctx.constant(scalar_or_list(std::vector<double>{attr->f()}, DataType::float32(), true))};
+  if (name == "value_int") return {ctx.constant(scalar_or_list(std::vector<int64_t>{attr->i()}, DataType::int64(), true))};
+  if (name == "value_floats")
+    return {ctx.constant(scalar_or_list(std::vector<double>(attr->floats().begin(), attr->floats().end()), DataType::float32(), false))};
+  if (name == "value_ints") {
+    std::vector<int64_t> values(attr->ints().begin(), attr->ints().end());
+    Tensor t = Tensor::empty({int64_t(values.size())}, DataType::int64());
+    std::copy(values.begin(), values.end(), t.data_as<int64_t>());
+    return {ctx.constant(t)};
+  }
+  ctx.fail("attribute '", name, "' is not supported (string and sparse constants are not)");
+}
+
+std::vector<Expr> convert_identity(ConvertContext& ctx) { return {ctx.input(0)}; }
+
+// If with a constant condition inlines the taken branch; otherwise both
+// branches become an IR If, which needs their outputs to agree in type.
+std::vector<Expr> convert_if(ConvertContext& ctx) {
+  const onnx::GraphProto& then_graph = ctx.attr_graph("then_branch");
+  const onnx::GraphProto& else_graph = ctx.attr_graph("else_branch");
+  if (std::optional<Tensor> cond = ctx.input_constant(0)) {
+    bool taken = cond->numel() > 0 && cond->get_as_double(0) != 0;
+    return ctx.graph().convert_subgraph(taken ? then_graph : else_graph, {});
+  }
+  std::vector<Expr> then_out = ctx.graph().convert_subgraph(then_graph, {});
+  std::vector<Expr> else_out = ctx.graph().convert_subgraph(else_graph, {});
+  if (then_out.size() != else_out.size())
+    ctx.fail("branches return ", then_out.size(), " and ", else_out.size(), " outputs");
+  Expr cond = ctx.input(0);
+  const auto& cond_type = ctx.input_tensor(0);
+  if (!cond_type.shape->empty()) cond = ctx.op("reshape", {cond}, {{"newshape", std::vector<int64_t>{}}});
+  auto pack = [&](const std::vector<Expr>& outs) {
+    return outs.size() == 1 ? outs[0] : ctx.typed(TupleNode::make(outs));
+  };
+  Expr result = ctx.typed(IfNode::make(cond, pack(then_out), pack(else_out)));
+  if (then_out.size() == 1) return {result};
+  std::vector<Expr> outputs;
+  for (size_t i = 0; i < then_out.size(); ++i) outputs.push_back(ctx.typed(TupleGetItemNode::make(result, int(i))));
+  return outputs;
+}
+
+// ---------------------------------------------------------------- Loop
+
+// Loops are unrolled in the IR: that needs a trip count and a condition that
+// are known at import time in every iteration. Other loops need a loop
+// construct in the IR, which the VM will bring.
+constexpr int64_t kMaxUnrolledIterations = 4096;
+
+Expr bool_constant(ConvertContext& ctx, bool value) {
+  Tensor t = Tensor::empty({}, DataType::boolean());
+  t.set_from_double(0, value ? 1 : 0);
+  return ctx.constant(t);
+}
+
+Expr int64_constant(ConvertContext& ctx, int64_t value) {
+  Tensor t = Tensor::empty({}, DataType::int64());
+  *t.data_as<int64_t>() = value;
+  return ctx.constant(t);
+}
+
+// The value of a condition that must be known when importing; `what` says which one.
+bool constant_condition(ConvertContext& ctx, const Expr& cond, const std::string& what) {
+  const auto* c = as<ConstantNode>(cond);
+  if (!c)
+    ctx.fail(what,
+             " is computed at run time; only loops whose trip count and condition are "
+             "known when importing can be unrolled (other loops need the VM)");
+  if (c->data.numel() != 1) ctx.fail(what, " must hold one value");
+  return c->data.get_as_double(0) != 0;
+}
+
+// Stacks items along a new axis (negative counting from the end of the result).
+Expr stack_along(ConvertContext& ctx, const std::vector<Expr>& items, int64_t axis) {
+  std::vector<Expr> parts;
+  for (const Expr& item : items) parts.push_back(ctx.op("expand_dims", {item}, {{"axis", axis}}));
+  return ctx.op("concatenate", {ctx.typed(TupleNode::make(parts))}, {{"axis", axis}});
+}
+
+// Loop(M, cond, v_initial...): the body maps (iteration, cond, v...) to
+// (cond, v..., scan...); the results are the final v... and each scan output
+// stacked over the iterations.
+std::vector<Expr> convert_loop(ConvertContext& ctx) {
+  const onnx::GraphProto& body = ctx.attr_graph("body");
+  size_t carried = ctx.num_inputs() >= 2 ? ctx.num_inputs() - 2 : 0;
+  if (body.input_size() != int(carried) + 2)
+    ctx.fail("the body takes ", body.input_size(), " inputs but the loop carries ", carried,
+             " values (the body needs 2 more: iteration number and condition)");
+  if (body.output_size() < int(carried) + 1)
+    ctx.fail("the body returns ", body.output_size(), " outputs, fewer than the condition and ",
+             carried, " carried values");
+  size_t scans = size_t(body.output_size()) - carried - 1;
+
+  std::optional<int64_t> trip_count;
+  if (ctx.has_input(0)) {
+    std::optional<Tensor> m = ctx.input_constant(0);
+    if (!m)
+      ctx.fail(
+          "the trip count is computed at run time; only loops whose trip count and "
+          "condition are known when importing can be unrolled (other loops need the VM)");
+    trip_count = int64_t(m->get_as_double(0));
+  }
+  bool cond = !ctx.has_input(1) || constant_condition(ctx, ctx.input(1), "the initial condition");
+  std::vector<Expr> values;
+  for (size_t i = 0; i < carried; ++i) values.push_back(ctx.input(i + 2));
+  std::vector<std::vector<Expr>> scanned(scans);
+
+  int64_t iteration = 0;
+  for (; cond && (!trip_count || iteration < *trip_count); ++iteration) {
+    if (iteration >= kMaxUnrolledIterations)
+      ctx.fail("runs more than ", kMaxUnrolledIterations, " iterations, too many to unroll");
+    std::vector<Expr> inputs{int64_constant(ctx, iteration), bool_constant(ctx, cond)};
+    inputs.insert(inputs.end(), values.begin(), values.end());
+    std::vector<Expr> outputs = ctx.graph().convert_subgraph(body, inputs);
+    // Without a condition input the body's condition output is ignored, as
+    // in a for loop.
+    if (ctx.has_input(1))
+      cond = constant_condition(ctx, outputs[0],
+                                "the condition of iteration " + std::to_string(iteration));
+    for (size_t i = 0; i < carried; ++i) values[i] = outputs[1 + i];
+    for (size_t k = 0; k < scans; ++k) scanned[k].push_back(outputs[1 + carried + k]);
+  }
+  std::vector<Expr> results = values;
+  for (size_t k = 0; k < scans; ++k) {
+    if (scanned[k].empty())
+      ctx.fail("runs no iteration, so the shape of scan output ", k, " is unknown");
+    results.push_back(stack_along(ctx, scanned[k], 0));
+  }
+  return results;
+}
+
+// ---------------------------------------------------------------- Scan
+
+// Scan is unrolled like Loop: one copy of the body per element along the
+// scan axis, whose length must be static.
+struct ScanSpec {
+  std::vector<int64_t> input_axes, input_reverse, output_axes, output_reverse;
+};
+
+// Runs the body over the scan inputs' elements; returns the final states and the scan outputs.
+std::vector<Expr> unroll_scan(ConvertContext& ctx, std::vector<Expr> states,
+                              const std::vector<Expr>& scan_inputs, const ScanSpec& spec) {
+  const onnx::GraphProto& body = ctx.attr_graph("body");
+  size_t num_states = states.size();
+  if (body.input_size() != int(num_states + scan_inputs.size()) ||
+      body.output_size() < int(num_states))
+    ctx.fail("the body's ", body.input_size(), " inputs and ", body.output_size(),
+             " outputs do not fit ", num_states, " state variables and ", scan_inputs.size(),
+             " scan inputs");
+  size_t num_outputs = size_t(body.output_size()) - num_states;
+  std::optional<int64_t> length;
+  std::vector<int64_t> axes;
+  for (size_t j = 0; j < scan_inputs.size(); ++j) {
+    const auto* t = as<TensorTypeNode>(ctx.typed(scan_inputs[j])->checked_type);
+    if (!t || !t->shape) ctx.fail("scan input ", j, " must have a known rank");
+    int64_t rank = int64_t(t->shape->size());
+    int64_t axis = j < spec.input_axes.size() ? spec.input_axes[j] : 0;
+    if (axis < -rank || axis >= rank) ctx.fail("scan input axis ", axis, " is out of range");
+    axes.push_back(axis < 0 ? axis + rank : axis);
+    std::optional<int64_t> n = (*t->shape)[size_t(axes.back())].as_int();
+    if (!n)
+      ctx.fail("scan input ", j,
+               " has a symbolic length along its scan axis; only scans of static "
+               "length can be unrolled (others need the VM)");
+    if (length && *n != *length) ctx.fail("scan inputs differ in length: ", *length, " and ", *n);
+    length = n;
+  }
+  if (!length) ctx.fail("has no scan inputs");
+  if (*length == 0 && num_outputs > 0)
+    ctx.fail("scans no element, so its outputs' shapes are unknown");
+  if (*length > kMaxUnrolledIterations)
+    ctx.fail("scans ", *length, " elements, too many to unroll");
+  std::vector<std::vector<Expr>> scanned(num_outputs);
+  for (int64_t step = 0; step < *length; ++step) {
+    std::vector<Expr> inputs = states;
+    for (size_t j = 0; j < scan_inputs.size(); ++j) {
+      bool reverse = j < spec.input_reverse.size() && spec.input_reverse[j] != 0;
+      Expr index = int64_constant(ctx, reverse ? *length - 1 - step : step);
+      inputs.push_back(ctx.op("take", {scan_inputs[j], index},
+                              {{"axis", axes[j]}, {"mode", std::string("fast")}}));
+    }
+    std::vector<Expr> outputs = ctx.graph().convert_subgraph(body, inputs);
+    for (size_t i = 0; i < num_states; ++i) states[i] = outputs[i];
+    for (size_t k = 0; k < num_outputs; ++k) scanned[k].push_back(outputs[num_states + k]);
+  }
+  std::vector<Expr> results = states;
+  for (size_t k = 0; k < num_outputs; ++k) {
+    if (k < spec.output_reverse.size() && spec.output_reverse[k] != 0)
+      std::reverse(scanned[k].begin(), scanned[k].end());
+    int64_t axis = k < spec.output_axes.size() ? spec.output_axes[k] : 0;
+    results.push_back(stack_along(ctx, scanned[k], axis));
+  }
+  return results;
+}
+
+// Scan-9 and later: state variables then scan inputs, no batch axis.
+std::vector<Expr> convert_scan(ConvertContext& ctx) {
+  int64_t num_scan = ctx.required_int("num_scan_inputs");
+  if (num_scan < 1 || num_scan > int64_t(ctx.num_inputs()))
+    ctx.fail("attribute 'num_scan_inputs' = ", num_scan, " does not fit ", ctx.num_inputs(),
+             " inputs");
+  size_t num_states = ctx.num_inputs() - size_t(num_scan);
+  std::vector<Expr> states, scan_inputs;
+  for (size_t i = 0; i < ctx.num_inputs(); ++i)
+    (i < num_states ? states : scan_inputs).push_back(ctx.input(i));
+  ScanSpec spec{ctx.attr_ints("scan_input_axes"), ctx.attr_ints("scan_input_directions"),
+                ctx.attr_ints("scan_output_axes"), ctx.attr_ints("scan_output_directions")};
+  return unroll_scan(ctx, states, scan_inputs, spec);
+}
+
+// Scan-8: an optional sequence_lens input first; every state and scan input
+// has a batch axis 0 (the scan axis is 1), and the body sees one batch entry.
+std::vector<Expr> convert_scan_v8(ConvertContext& ctx) {
+  if (ctx.has_input(0)) ctx.fail("sequence_lens is not supported; only full-length scans are");
+  int64_t num_scan = ctx.required_int("num_scan_inputs");
+  if (num_scan < 1 || num_scan + 1 > int64_t(ctx.num_inputs()))
+    ctx.fail("attribute 'num_scan_inputs' = ", num_scan, " does not fit ", ctx.num_inputs(),
+             " inputs");
+  size_t num_states = ctx.num_inputs() - 1 - size_t(num_scan);
+  const auto* first = as<TensorTypeNode>(ctx.input_type(1));
+  std::optional<int64_t> batch =
+      first && first->shape && !first->shape->empty() ? (*first->shape)[0].as_int() : std::nullopt;
+  if (!batch) ctx.fail("the batch size (dim 0 of input 1) must be static to unroll the scan");
+  ScanSpec spec{{}, ctx.attr_ints("directions"), {}, {}};
+  std::vector<std::vector<Expr>> per_batch;
+  for (int64_t b = 0; b < *batch; ++b) {
+    std::vector<Expr> states, scan_inputs;
+    Expr index = int64_constant(ctx, b);
+    for (size_t i = 1; i < ctx.num_inputs(); ++i) {
+      Expr entry = ctx.op("take", {ctx.input(i), index},
+                          {{"axis", int64_t(0)}, {"mode", std::string("fast")}});
+      (i <= num_states ? states : scan_inputs).push_back(entry);
+    }
+    per_batch.push_back(unroll_scan(ctx, states, scan_inputs, spec));
+  }
+  std::vector<Expr> results;
+  for (size_t k = 0; k < per_batch.at(0).size(); ++k) {
+    std::vector<Expr> items;
+    for (const auto& outputs : per_batch) items.push_back(outputs[k]);
+    results.push_back(stack_along(ctx, items, 0));
+  }
+  return results;
+}
+
+}  // namespace
+
+void register_control_converters(ConverterTable& table) {
+  table.add("Constant", 1, convert_constant);
+  table.add("Identity", 1, convert_identity);
+  table.add("If", 1, convert_if);
+  table.add("Loop", 1, convert_loop);
+  table.add("Scan", 8, convert_scan_v8);
+  table.add("Scan", 9, convert_scan);
+}
+
+}  // namespace anvil::frontend::onnx_import

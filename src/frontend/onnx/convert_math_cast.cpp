@@ -1,0 +1,137 @@
+// Cast, CastLike and Clip.
+#include <cmath>
+#include <cstring>
+#include <iterator>
+#include <limits>
+#include <optional>
+#include <string>
+
+#include "frontend/onnx/convert_math.h"
+
+namespace anvil::frontend::onnx_import::math {
+
+using namespace ir;
+
+namespace {
+
+// TensorProto.DataType names by number, up to INT4 (22) of onnx 1.16.
+constexpr const char* kOnnxTypeNames[] = {
+    "UNDEFINED",      "FLOAT",      "UINT8",          "INT8",       "UINT16",   "INT16",
+    "INT32",          "INT64",      "STRING",         "BOOL",       "FLOAT16",  "DOUBLE",
+    "UINT32",         "UINT64",     "COMPLEX64",      "COMPLEX128", "BFLOAT16", "FLOAT8E4M3FN",
+    "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ", "UINT4",      "INT4"};
+constexpr int kNumOnnxTypes = int(std::size(kOnnxTypeNames));
+
+std::string onnx_type_name(int64_t type) {
+  if (type >= 0 && type < kNumOnnxTypes) return kOnnxTypeNames[type];
+  return "type " + std::to_string(type);
+}
+
+// The dtype a Cast targets; fails naming the node for ONNX types anvil's
+// tensors cannot hold (float8, 4-bit integers, strings, complex).
+DataType cast_target(const ConvertContext& ctx, int64_t onnx_type) {
+  std::string name = onnx_type_name(onnx_type);
+  if (onnx_type >= 17 && onnx_type <= 20)
+    ctx.fail("cannot cast to ", name, ": float8 types are not supported");
+  if (onnx_type == 21 || onnx_type == 22)
+    ctx.fail("cannot cast to ", name, ": 4-bit integer types are not supported");
+  if (onnx_type == 8) ctx.fail("cannot cast to STRING: string tensors are not supported");
+  try {
+    return onnx_dtype(int32_t(onnx_type), "the target type " + name);
+  } catch (const Error& e) {
+    ctx.fail("cannot cast: ", e.what());
+  }
+}
+
+Expr cast_to(ConvertContext& ctx, DataType to) {
+  Expr x = ctx.input(0);
+  if (input_dtype(ctx, 0) == to) return x;
+  return ctx.op("cast", {x}, {{"dtype", to}});
+}
+
+// Cast-1 names the target type as a string ("FLOAT").
+std::vector<Expr> convert_cast_v1(ConvertContext& ctx) {
+  std::string name = ctx.attr_string("to", "");
+  for (int type = 1; type < kNumOnnxTypes; ++type)
+    if (name == kOnnxTypeNames[type]) return {cast_to(ctx, cast_target(ctx, type))};
+  ctx.fail("attribute 'to' = \"", name, "\" is not an ONNX tensor type");
+}
+
+// Cast-6 on: an enum number. Cast-19's 'saturate' only concerns float8 targets.
+std::vector<Expr> convert_cast(ConvertContext& ctx) {
+  if (!ctx.has_attr("to")) ctx.fail("attribute 'to' is required but missing");
+  return {cast_to(ctx, cast_target(ctx, ctx.attr_int("to", 0)))};
+}
+
+std::vector<Expr> convert_cast_like(ConvertContext& ctx) {
+  return {cast_to(ctx, input_dtype(ctx, 1))};
+}
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// clip(x, a_min, a_max) when the bounds are ordered; otherwise ONNX's rule
+// (every value becomes max) through maximum then minimum.
+Expr clip_static(ConvertContext& ctx, const Expr& x, double lo, double hi) {
+  if (lo <= hi) return ctx.op("clip", {x}, {{"a_min", lo}, {"a_max", hi}});
+  DataType dtype = input_dtype(ctx, 0);
+  Expr raised = ctx.op("maximum", {x, scalar(ctx, lo, dtype)});
+  return ctx.op("minimum", {raised, scalar(ctx, hi, dtype)});
+}
+
+// Clip-1 and Clip-6: bounds are float attributes; an absent one is open.
+std::vector<Expr> convert_clip_v1(ConvertContext& ctx) {
+  double lo = ctx.has_attr("min") ? ctx.attr_float("min", 0) : -kInf;
+  double hi = ctx.has_attr("max") ? ctx.attr_float("max", 0) : kInf;
+  return {clip_static(ctx, ctx.input(0), lo, hi)};
+}
+
+// A bound input's value when it is a constant exactly representable as a
+// double (the clip op's attribute type), else nullopt.
+std::optional<double> static_bound(const ConvertContext& ctx, size_t i) {
+  std::optional<Tensor> value = ctx.input_constant(i);
+  if (!value) return std::nullopt;
+  if (value->numel() != 1) ctx.fail("input ", i, " must hold one value, got ", value->numel());
+  DataType dtype = value->dtype();
+  if (dtype == DataType::int64() || dtype == DataType::uint64()) {
+    // Beyond 2^53 a double no longer holds every integer.
+    int64_t bits = 0;
+    std::memcpy(&bits, static_cast<const char*>(value->data()) + value->byte_offset_of(0),
+                sizeof(bits));
+    bool exact = dtype == DataType::int64() ? std::abs(double(bits)) <= 0x1p53
+                                            : uint64_t(bits) <= (uint64_t(1) << 53);
+    if (!exact) return std::nullopt;
+  }
+  return value->get_as_double(0);
+}
+
+// Clip-11 on: bounds are optional inputs. Constant bounds become the clip
+// op's attributes; bounds known only at run time become maximum/minimum.
+std::vector<Expr> convert_clip(ConvertContext& ctx) {
+  Expr x = ctx.input(0);
+  bool has_lo = ctx.has_input(1), has_hi = ctx.has_input(2);
+  std::optional<double> lo = has_lo ? static_bound(ctx, 1) : std::optional<double>(-kInf);
+  std::optional<double> hi = has_hi ? static_bound(ctx, 2) : std::optional<double>(kInf);
+  if (lo && hi) return {clip_static(ctx, x, *lo, *hi)};
+  // A one-element bound of shape [1] would otherwise broadcast a scalar x to [1].
+  auto bound = [&](size_t i) {
+    Expr b = ctx.input(i);
+    if (ctx.input_tensor(i).ndim() != 0)
+      b = ctx.op("reshape", {b}, {{"newshape", std::vector<int64_t>{}}});
+    return b;
+  };
+  if (has_lo) x = ctx.op("maximum", {x, bound(1)});
+  if (has_hi) x = ctx.op("minimum", {x, bound(2)});
+  return {x};
+}
+
+}  // namespace
+
+void register_cast_converters(ConverterTable& table) {
+  table.add("Cast", 1, convert_cast_v1);
+  table.add("Cast", 6, convert_cast);
+  table.add("CastLike", 15, convert_cast_like);
+  table.add("Clip", 1, convert_clip_v1);
+  table.add("Clip", 11, convert_clip);
+}
+
+}  // namespace anvil::frontend::onnx_import::math

@@ -1,0 +1,19 @@
+// The converter families. Each file registers its ONNX op types; a new family
+// adds one declaration here and one call in register_all_converters.
+#pragma once
+
+#include "frontend/onnx/converter.h"
+
+namespace anvil::frontend::onnx_import {
+
+void register_all_converters(ConverterTable& table);
+
+void register_control_converters(ConverterTable& table);  // Constant, Identity, If, Loop
+void register_math_converters(
+    ConverterTable& table);                          // elementwise math, logic, casts, activations
+void register_nn_converters(ConverterTable& table);  // Conv, pooling, normalization, Gemm, MatMul
+void register_tensor_converters(ConverterTable& table);  // shapes, slicing, gathering, layout
+void register_reduce_converters(ConverterTable& table);  // Reduce*, ArgMax, ArgMin
+void register_norm_converters(ConverterTable& table);    // normalization, Softmax family, Dropout
+
+}  // namespace anvil::frontend::onnx_import

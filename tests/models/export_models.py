@@ -1,0 +1,216 @@
+"""Exports the torchvision models of the model tests to ONNX, once, into a cache.
+
+    .venv/bin/python tests/models/export_models.py [--build-dir DIR] [MODEL ...]
+
+For each model it writes, into the cache directory:
+  <name>.onnx          the model, random weights (seed 0), opset 13, input (1, 3, 224, 224)
+  <name>.input.npz     a seeded input, keyed by the ONNX input name
+  <name>.expected.npz  ONNX Runtime's outputs on that input, keyed output_0, output_1, ...
+  <name>.stamp         written last; names the exporter and library versions
+
+A model whose stamp matches is not exported again, so only a fresh build tree
+(or a change to this script or to torch, torchvision, onnx, onnxruntime or numpy)
+pays for the export. Nothing is downloaded: every model is built with
+weights=None.
+
+The cache is $ANVIL_MODEL_CACHE when set, else <build-dir>/model-cache.
+"""
+
+import argparse
+import fcntl
+import hashlib
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+MODELS = ["resnet18", "mobilenet_v2", "squeezenet1_1", "efficientnet_b0", "vit_b_16"]
+OPSET = 13
+INPUT_SHAPE = (1, 3, 224, 224)
+INPUT_NAME = "input"
+SEED = 0
+
+
+def cache_dir(build_dir):
+    env = os.environ.get("ANVIL_MODEL_CACHE")
+    return Path(env) if env else Path(build_dir) / "model-cache"
+
+
+def stamp_text():
+    # Anything that changes what the files hold changes the stamp: this
+    # script's own text and the versions of the libraries that produce them.
+    import numpy
+    import onnx
+    import onnxruntime
+    import torch
+    import torchvision
+
+    script = Path(__file__).read_bytes()
+    return json.dumps(
+        {
+            "script_sha256": hashlib.sha256(script).hexdigest(),
+            "torch": torch.__version__,
+            "torchvision": torchvision.__version__,
+            "onnx": onnx.__version__,
+            "onnxruntime": onnxruntime.__version__,
+            "numpy": numpy.__version__,
+        },
+        sort_keys=True,
+    )
+
+
+def write_atomically(path, write):
+    # A killed export must not leave a file that a later run takes for whole.
+    tmp = str(path.parent / f"{path.name}.{os.getpid()}.tmp")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def build_model(name):
+    import torch
+    import torchvision
+
+    # One thread makes the calibration pass below bit-reproducible.
+    torch.set_num_threads(1)
+    torch.manual_seed(SEED)
+    model = getattr(torchvision.models, name)(weights=None)
+    model.eval()
+    if name == "vit_b_16":
+        # torchvision zero-initializes the ViT head, which would make every
+        # output 0 and the comparison vacuous.
+        torch.nn.init.normal_(model.heads.head.weight, std=0.02)
+    calibrate_batch_norm(model)
+    model.eval()
+    return model
+
+
+def calibrate_batch_norm(model):
+    # With freshly initialized batch-norm statistics (mean 0, variance 1) the
+    # activations of mobilenet_v2 and efficientnet_b0 shrink layer by layer
+    # to about 1e-9 and 1e-14, so ReLU6, sigmoid and SiLU only ever see their
+    # linear range and a wrong kernel could pass. One pass over seeded data
+    # in training mode sets the statistics to those of real activations.
+    import numpy as np
+    import torch
+
+    norms = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+    if not norms:
+        return
+    for m in norms:
+        m.reset_running_stats()
+        m.momentum = None  # a cumulative average: one batch sets the statistics exactly
+        m.train()
+    batch = np.random.RandomState(SEED + 1).standard_normal((4,) + INPUT_SHAPE[1:]).astype(np.float32)
+    with torch.no_grad():
+        model(torch.from_numpy(batch))
+
+
+def export_onnx(model, path):
+    import torch
+
+    dummy = torch.zeros(INPUT_SHAPE, dtype=torch.float32)
+    # Gradients stay enabled on purpose: with them off, torch 1.13 takes the
+    # fused fast path of nn.MultiheadAttention (vit_b_16), which has no ONNX
+    # export; eval mode alone already fixes dropout and batch-norm statistics.
+    write_atomically(
+        path,
+        lambda tmp: torch.onnx.export(
+            model,
+            dummy,
+            tmp,
+            opset_version=OPSET,
+            input_names=[INPUT_NAME],
+            output_names=["output"],
+            do_constant_folding=True,
+        ),
+    )
+
+
+def seeded_input():
+    import numpy as np
+
+    return np.random.RandomState(SEED).standard_normal(INPUT_SHAPE).astype(np.float32)
+
+
+def run_onnxruntime(onnx_path, feeds):
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    # One thread so that the summation order, and so the expected bits, do
+    # not depend on the machine's core count.
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    session = ort.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
+    return session.run(None, feeds)
+
+
+def save_npz(path, arrays):
+    import numpy as np
+
+    def write(tmp):
+        with open(tmp, "wb") as f:
+            np.savez(f, **arrays)
+
+    write_atomically(path, write)
+
+
+def export_one(name, out, stamp):
+    import numpy as np
+    import onnx
+
+    stamp_path = out / f"{name}.stamp"
+    if stamp_path.exists() and stamp_path.read_text() == stamp:
+        print(f"{name}: cached")
+        return
+    stamp_path.unlink(missing_ok=True)
+    start = time.monotonic()
+    onnx_path = out / f"{name}.onnx"
+    export_onnx(build_model(name), onnx_path)
+    input_names = [i.name for i in onnx.load(str(onnx_path), load_external_data=False).graph.input]
+    if input_names != [INPUT_NAME]:
+        raise SystemExit(f"export_models: {name} has inputs {input_names}, expected [{INPUT_NAME!r}]")
+    feeds = {INPUT_NAME: seeded_input()}
+    outputs = run_onnxruntime(onnx_path, feeds)
+    for i, o in enumerate(outputs):
+        # The tests measure error relative to the largest magnitude; an
+        # all-zero output would make that check pass for any result.
+        if not np.isfinite(o).all() or np.abs(o).max() == 0:
+            raise SystemExit(f"export_models: output {i} of {name} is all zero or not finite")
+    save_npz(out / f"{name}.input.npz", feeds)
+    save_npz(out / f"{name}.expected.npz", {f"output_{i}": o for i, o in enumerate(outputs)})
+    write_atomically(stamp_path, lambda tmp: Path(tmp).write_text(stamp))
+    print(f"{name}: exported in {time.monotonic() - start:.1f} s")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--build-dir",
+        default=str(Path(__file__).resolve().parents[2] / "build"),
+        help="build tree whose model-cache/ holds the models unless $ANVIL_MODEL_CACHE is set",
+    )
+    parser.add_argument("models", nargs="*", default=MODELS, help="models to export (default: all)")
+    args = parser.parse_args()
+    unknown = sorted(set(args.models) - set(MODELS))
+    if unknown:
+        parser.error(f"unknown models {unknown}; known: {MODELS}")
+
+    out = cache_dir(args.build_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    # Two build trees may share one cache; the lock keeps them from exporting
+    # the same model at once.
+    with open(out / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        stamp = stamp_text()
+        for name in args.models:
+            export_one(name, out, stamp)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

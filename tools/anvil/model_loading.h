@@ -1,0 +1,32 @@
+// What several subcommands share: reading a model file and the
+// --input-shapes flag, and checking user inputs against a model's signature.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "anvil/frontend/onnx.h"
+
+namespace anvil::cli {
+
+using ShapeDict = std::vector<std::pair<std::string, std::vector<int64_t>>>;
+
+// Parses "a:[1,3,224,224] b:[1,10]" (also comma-separated entries); throws Error naming the text.
+ShapeDict parse_input_shapes(const std::string& text);
+
+// Imports an ONNX model file with the given fixed input shapes.
+frontend::ImportedModel load_onnx_model(const std::string& path, const ShapeDict& shapes);
+
+// Checks named input tensors against @main's parameters (names, dtypes,
+// ranks, static dims) and returns them in parameter order; unknown or
+// missing names are errors naming the input.
+std::vector<Tensor> match_inputs(const frontend::ImportedModel& model,
+                                 const std::vector<std::pair<std::string, Tensor>>& given);
+
+// Inputs filled by mode ("zeros", "ones" or "random", seeded), for models whose input shapes are
+// static.
+std::vector<std::pair<std::string, Tensor>> fill_inputs(const frontend::ImportedModel& model,
+                                                        const std::string& mode);
+
+}  // namespace anvil::cli
