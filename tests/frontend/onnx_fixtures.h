@@ -2,6 +2,7 @@
 #pragma once
 
 #include <filesystem>
+#include <string>
 
 #include "support/test_util.h"
 
@@ -15,6 +16,7 @@ namespace anvil::testing {
 //   cycle.onnx         two nodes feed each other
 //   duplicate.onnx     two nodes define the same output name
 //   tensor.pb          a serialized TensorProto: valid protobuf, not a model
+//   external.onnx      y = x + w with the initializer w stored in external.bin beside it
 inline void write_onnx_fixtures(const std::filesystem::path& dir) {
   run_python(R"(
 import onnx
@@ -38,6 +40,13 @@ save('cycle', [helper.make_node('Add', ['a', 'v'], ['u'], name='first'),
                helper.make_node('Relu', ['u'], ['v'], name='second')], [f('a')], [f('v')], check=False)
 save('duplicate', [helper.make_node('Relu', ['a'], ['y'], name='one'),
                    helper.make_node('Neg', ['a'], ['y'], name='two')], [f('a')], [f('y')], check=False)
+import numpy as np
+w = onnx.numpy_helper.from_array(np.array([[0.5, -1.0, 2.0], [4.0, 8.0, -16.0]], np.float32), 'w')
+graph = helper.make_graph([helper.make_node('Add', ['x', 'w'], ['y'], name='add0')], 'external',
+                          [f('x')], [f('y')], initializer=[w])
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid('', 13)])
+onnx.save_model(model, os.path.join(out_dir, 'external.onnx'), save_as_external_data=True,
+                all_tensors_to_one_file=True, location='external.bin', size_threshold=0)
 t = helper.make_tensor('w', TensorProto.FLOAT, [2], [1.0, 2.0])
 open(os.path.join(out_dir, 'tensor.pb'), 'wb').write(t.SerializeToString())
 )",

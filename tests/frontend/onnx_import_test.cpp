@@ -48,6 +48,51 @@ TEST_F(OnnxImport, KeepsInputAndOutputNames) {
             "Tensor[(2, 3), float32])");
 }
 
+TEST_F(OnnxImport, ExternalDataLoadsFromBesideTheModel) {
+  ASSERT_TRUE(std::filesystem::exists(*dir_ / "external.bin"));
+  frontend::ImportedModel m = frontend::from_onnx(path("external.onnx"));
+  ASSERT_EQ(m.params.size(), 1u);
+  EXPECT_EQ(m.params[0].first, "w");
+  const Tensor& w = m.params[0].second;
+  EXPECT_EQ(w.shape_vector(), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(w.get_as_double(0), 0.5);
+  EXPECT_EQ(w.get_as_double(5), -16.0);
+}
+
+TEST_F(OnnxImport, MissingExternalDataNamesTheFile) {
+  ScratchDir other;
+  std::filesystem::copy_file(*dir_ / "external.onnx", other / "external.onnx");
+  try {
+    frontend::from_onnx(other / "external.onnx");
+    FAIL() << "imported without its external data";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("external.bin"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(OnnxImport, FreezeParamsTurnsInitializersIntoConstants) {
+  frontend::OnnxImportOptions options;
+  options.freeze_params = true;
+  frontend::ImportedModel m = frontend::from_onnx(path("external.onnx"), options);
+  EXPECT_TRUE(m.params.empty());
+  ir::Function main = m.mod.get_function("main");
+  ASSERT_EQ(main->params.size(), 1u);
+  EXPECT_EQ(main->params[0]->name, "x");
+}
+
+TEST_F(OnnxImport, ShapeDictFixesDims) {
+  frontend::OnnxImportOptions options;
+  options.shape_dict = {{"a", {2, 3}}};
+  frontend::ImportedModel m = frontend::from_onnx(path("add_relu.onnx"), options);
+  options.shape_dict = {{"a", {4, 3}}};
+  try {
+    frontend::from_onnx(path("add_relu.onnx"), options);
+    FAIL() << "a shape_dict contradicting the model was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'a'"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(OnnxImport, ShapeDictMustNameAnInput) {
   frontend::OnnxImportOptions options;
   options.shape_dict = {{"nope", {1}}};
