@@ -82,5 +82,32 @@ TEST(NnDenseKernels, IntegerProductsAreExact) {
   EXPECT_EQ(z.data_as<int32_t>()[0], 255 * -128 + 200 * 127);
 }
 
+TEST(NnDenseKernels, MatmulStacksBatchesAgainstOneWeight) {
+  // Two batches of 2x3 (0..11) times [[1, 0], [0, 1], [1, 1]]: columns x0 + x2 and x1 + x2.
+  Tensor w = make({3, 2}, {1, 0, 0, 1, 1, 1});
+  Tensor expected_values = make({2, 2, 2}, {2, 3, 8, 9, 14, 15, 20, 21});
+  Tensor y = run("nn.matmul", {iota({2, 2, 3}), w});
+  EXPECT_EQ(y.shape_vector(), (ints{2, 2, 2}));
+  EXPECT_TRUE(near(y, values(expected_values)));
+  EXPECT_TRUE(near(run("matmul", {iota({2, 2, 3}), w}), values(expected_values)));
+  // transpose_a reads each batch as (K, M) = (3, 2): batch 0 is [[0, 1], [2, 3], [4, 5]].
+  Tensor t = run("nn.matmul", {iota({2, 3, 2}), w}, {{"transpose_a", true}});
+  EXPECT_EQ(t.shape_vector(), (ints{2, 2, 2}));
+  EXPECT_TRUE(near(t, {4, 6, 6, 8, 16, 18, 18, 20}));
+}
+
+TEST(NnDenseKernels, LongReductionsCrossColumnBlocks) {
+  // k = 8192 makes the kernel work on columns a few at a time; column j of b
+  // holds j everywhere, so output j is 8192 * j.
+  const int64_t k = 8192, n = 10;
+  std::vector<double> b(size_t(k * n));
+  for (int64_t p = 0; p < k; ++p)
+    for (int64_t j = 0; j < n; ++j) b[size_t(p * n + j)] = double(j);
+  Tensor y = run("nn.matmul", {make({1, k}, std::vector<double>(size_t(k), 1.0)), make({k, n}, b)});
+  std::vector<double> expected;
+  for (int64_t j = 0; j < n; ++j) expected.push_back(double(k * j));
+  EXPECT_TRUE(near(y, expected));
+}
+
 }  // namespace
 }  // namespace anvil::reference
