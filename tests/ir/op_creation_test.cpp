@@ -12,6 +12,7 @@
 namespace anvil::ir {
 namespace {
 
+using testing::attrs_of;
 using testing::infer_call;
 using testing::is_tensor;
 using testing::pattern_of;
@@ -23,13 +24,6 @@ const DataType f64 = DataType::float64();
 const DataType i32 = DataType::int32();
 const DataType i64 = DataType::int64();
 const Dim n = Dim::var("n");
-
-template <typename T, typename Fill>
-Ref<T> attrs_of(Fill fill) {
-  auto attrs = make_attrs<T>();
-  fill(*attrs);
-  return attrs;
-}
 
 Ref<ArangeAttrs> arange(double start, double stop, double step, DataType dtype = f32) {
   return attrs_of<ArangeAttrs>([&](ArangeAttrs& a) {

@@ -10,6 +10,7 @@
 namespace anvil::ir {
 namespace {
 
+using testing::attrs_of;
 using testing::infer_call;
 using testing::is_tensor;
 using testing::pattern_of;
@@ -22,13 +23,6 @@ const DataType i32 = DataType::int32();
 const DataType i64 = DataType::int64();
 const Dim n = Dim::var("n");
 const Dim m = Dim::var("m");
-
-template <typename T, typename Fill>
-Ref<T> attrs_of(Fill fill) {
-  auto attrs = make_attrs<T>();
-  fill(*attrs);
-  return attrs;
-}
 
 // ---------------------------------------------------------------- take
 

@@ -12,6 +12,7 @@
 namespace anvil::ir {
 namespace {
 
+using testing::attrs_of;
 using testing::infer_call;
 using testing::is_tensor;
 using testing::pattern_of;
@@ -23,14 +24,6 @@ const DataType i32 = DataType::int32();
 const DataType i64 = DataType::int64();
 const Dim n = Dim::var("n");
 const Dim m = Dim::var("m");
-
-// Fresh attrs of T, filled in by `fill`.
-template <typename T, typename Fill>
-Ref<T> attrs_of(Fill fill) {
-  auto attrs = make_attrs<T>();
-  fill(*attrs);
-  return attrs;
-}
 
 // The tensor types of a tuple type, or an empty list when it is no tuple.
 std::vector<Type> tuple_fields(const Type& type) {

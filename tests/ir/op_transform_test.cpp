@@ -11,6 +11,7 @@
 namespace anvil::ir {
 namespace {
 
+using testing::attrs_of;
 using testing::infer_call;
 using testing::is_tensor;
 using testing::pattern_of;
@@ -23,14 +24,6 @@ const DataType i32 = DataType::int32();
 const DataType i64 = DataType::int64();
 const Dim n = Dim::var("n");
 const Dim m = Dim::var("m");
-
-// Fresh attrs of T, filled in by `fill`.
-template <typename T, typename Fill>
-Ref<T> attrs_of(Fill fill) {
-  auto attrs = make_attrs<T>();
-  fill(*attrs);
-  return attrs;
-}
 
 Ref<ReshapeAttrs> reshape_to(std::vector<int64_t> newshape, bool allowzero = false) {
   return attrs_of<ReshapeAttrs>([&](ReshapeAttrs& a) {

@@ -75,4 +75,12 @@ inline OpPattern pattern_of(std::string_view op) {
   return def ? def->pattern : OpPattern::Opaque;
 }
 
+// Fresh attrs of T, filled in by `fill`.
+template <typename T, typename Fill>
+Ref<T> attrs_of(Fill fill) {
+  auto attrs = make_attrs<T>();
+  fill(*attrs);
+  return attrs;
+}
+
 }  // namespace anvil::ir::testing

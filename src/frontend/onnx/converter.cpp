@@ -4,6 +4,7 @@
 #include "anvil/reference/reference.h"
 #include "frontend/onnx/converter_families.h"
 #include "frontend/onnx/graph_converter.h"
+#include "reference/kernel_util.h"
 
 namespace anvil::frontend::onnx_import {
 
@@ -48,14 +49,7 @@ std::vector<int64_t> ConvertContext::constant_ints(size_t i, const char* what) c
   std::optional<Tensor> value = input_constant(i);
   if (!value)
     fail(what, " (input ", i, ") must be a constant to be imported; it is computed at run time");
-  std::vector<int64_t> result;
-  for (int64_t k = 0, n = value->numel(); k < n; ++k)
-    result.push_back(int64_t(value->get_as_double(k)));
-  if (value->dtype() == DataType::int64()) {
-    const auto* p = static_cast<const int64_t*>(value->data());
-    if (value->is_contiguous()) result.assign(p, p + value->numel());
-  }
-  return result;
+  return reference::to_int64s(*value);
 }
 
 const onnx::AttributeProto* ConvertContext::find_attr(const std::string& name) const {
