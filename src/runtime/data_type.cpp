@@ -38,6 +38,7 @@ DataType DataType::parse(std::string_view text) {
       throw_error("unknown data type '", text, "'");
   }
   DataType result;
+  if (text == "handle") return handle();
   if (base == "bool") {
     result = boolean();
   } else {
@@ -64,6 +65,7 @@ DataType DataType::parse(std::string_view text) {
 
 std::string DataType::to_string() const {
   std::string name;
+  if (is_handle() && bits == 64 && lanes == 1) return "handle";
   if (is_bool()) {
     name = "bool";
   } else {

@@ -104,7 +104,7 @@ Value from_c_value(const AnvilValue& v, int32_t code, std::string_view func_name
   }
 }
 
-Value call_kernel(AnvilPackedCFunc fn, const SharedLibrary& library, const PackedArgs& args) {
+Value call_kernel(AnvilPackedCFunc fn, const std::string& origin, const PackedArgs& args) {
   size_t n = args.size();
   AnvilValue inline_values[kInlineArgs];
   int32_t inline_codes[kInlineArgs];
@@ -128,8 +128,7 @@ Value call_kernel(AnvilPackedCFunc fn, const SharedLibrary& library, const Packe
   if (rc != 0) {
     std::string message = AnvilGetLastError();
     if (message.empty()) message = str_cat("error code ", rc, " (no message was set)");
-    throw_error("kernel '", args.func_name(), "' in '",
-                std::filesystem::path(library.path).filename().string(), "' failed: ", message);
+    throw_error("kernel '", args.func_name(), "' in '", origin, "' failed: ", message);
   }
   return from_c_value(ret, ret_code, args.func_name());
 }
@@ -208,6 +207,13 @@ void Module::add_function(const std::string& name, PackedFunc func, bool overrid
   replaced = std::exchange(it->second, std::move(func));
 }
 
+PackedFunc wrap_c_kernel(AnvilPackedCFunc fn, std::string name, std::shared_ptr<const void> owner,
+                         std::string origin) {
+  return PackedFunc([fn, owner = std::move(owner), origin = std::move(origin)](
+                        const PackedArgs& args) { return call_kernel(fn, origin, args); },
+                    std::move(name));
+}
+
 Module Module::load_shared(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -245,8 +251,8 @@ Module Module::load_shared(const std::string& path) {
                   " lacks a name or a function");
     std::string name = entry.name;
     AnvilPackedCFunc fn = entry.fn;
-    PackedFunc func(
-        [fn, library](const PackedArgs& args) { return call_kernel(fn, *library, args); }, name);
+    PackedFunc func =
+        wrap_c_kernel(fn, name, library, std::filesystem::path(path).filename().string());
     if (!node->functions.try_emplace(name, std::move(func)).second)
       throw_error("'", path, "' has a malformed function table: '", name,
                   "' appears more than once");

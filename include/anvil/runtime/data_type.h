@@ -13,7 +13,15 @@ namespace anvil {
 // bool follows TVM's convention (unsigned, 1 bit, stored in one byte), so
 // params files exchange with TVM unchanged.
 struct DataType {
-  enum Code : uint8_t { Int = kDLInt, UInt = kDLUInt, Float = kDLFloat, BFloat = kDLBfloat };
+  // Handle is an opaque pointer; it appears only in the tensor IR (buffer data
+  // pointers), never as a tensor's element type.
+  enum Code : uint8_t {
+    Int = kDLInt,
+    UInt = kDLUInt,
+    Float = kDLFloat,
+    Handle = kDLOpaqueHandle,
+    BFloat = kDLBfloat
+  };
 
   uint8_t code = Float;
   uint8_t bits = 32;
@@ -36,8 +44,9 @@ struct DataType {
   static constexpr DataType uint32() { return {UInt, 32}; }
   static constexpr DataType uint64() { return {UInt, 64}; }
   static constexpr DataType boolean() { return {UInt, 1}; }
+  static constexpr DataType handle() { return {Handle, 64}; }
 
-  // Parses "float32", "int8", "bool", "bfloat16", "float32x16"; throws Error otherwise.
+  // Parses "float32", "int8", "bool", "bfloat16", "float32x16", "handle"; throws Error otherwise.
   static DataType parse(std::string_view text);
   // The inverse of parse.
   std::string to_string() const;
@@ -49,6 +58,7 @@ struct DataType {
   constexpr bool is_int() const { return code == Int; }
   constexpr bool is_uint() const { return code == UInt && bits != 1; }
   constexpr bool is_bool() const { return code == UInt && bits == 1; }
+  constexpr bool is_handle() const { return code == Handle; }
   constexpr bool is_scalar() const { return lanes == 1; }
   constexpr DataType with_lanes(uint16_t n) const { return {code, bits, n}; }
   constexpr DataType element_of() const { return with_lanes(1); }

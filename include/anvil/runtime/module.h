@@ -1,11 +1,13 @@
 // Module: a named table of PackedFuncs, built in memory or loaded from a compiled kernel library.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "anvil/runtime/c_abi.h"
 #include "anvil/runtime/packed_func.h"
 #include "anvil/support/ref.h"
 
@@ -53,5 +55,11 @@ class Module {
   explicit Module(Ref<Node> node);
   Ref<Node> node_;
 };
+
+// Wraps a kernel with the c_abi.h signature as a PackedFunc, converting arguments as
+// Module::load_shared does. owner is kept alive as long as the function (the library or JIT
+// session holding the code); origin names it in failure messages ("kernel 'f' in 'origin'").
+PackedFunc wrap_c_kernel(AnvilPackedCFunc fn, std::string name, std::shared_ptr<const void> owner,
+                         std::string origin);
 
 }  // namespace anvil

@@ -1,0 +1,83 @@
+#include "anvil/tir/intrinsics.h"
+
+namespace anvil::tir {
+
+const std::vector<IntrinsicInfo>& all_intrinsics() {
+  using C = IntrinsicClass;
+  static const std::vector<IntrinsicInfo> table = {
+      // One float argument.
+      {"exp", 1, C::FloatMath, true},
+      {"exp2", 1, C::FloatMath, true},
+      {"log", 1, C::FloatMath, true},
+      {"log2", 1, C::FloatMath, true},
+      {"log10", 1, C::FloatMath, true},
+      {"sqrt", 1, C::FloatMath, true},
+      {"rsqrt", 1, C::FloatMath, true},
+      {"tanh", 1, C::FloatMath, true},
+      {"sigmoid", 1, C::FloatMath, true},
+      {"erf", 1, C::FloatMath, true},
+      {"sin", 1, C::FloatMath, true},
+      {"cos", 1, C::FloatMath, true},
+      {"tan", 1, C::FloatMath, true},
+      {"asin", 1, C::FloatMath, true},
+      {"acos", 1, C::FloatMath, true},
+      {"atan", 1, C::FloatMath, true},
+      {"sinh", 1, C::FloatMath, true},
+      {"cosh", 1, C::FloatMath, true},
+      {"asinh", 1, C::FloatMath, true},
+      {"acosh", 1, C::FloatMath, true},
+      {"atanh", 1, C::FloatMath, true},
+      {"fabs", 1, C::FloatMath, true},
+      {"floor", 1, C::FloatMath, true},
+      {"ceil", 1, C::FloatMath, true},
+      {"round", 1, C::FloatMath, true},  // to nearest, ties to even
+      {"trunc", 1, C::FloatMath, true},
+      // Two or three float arguments.
+      {"pow", 2, C::FloatMath, true},
+      {"atan2", 2, C::FloatMath, true},
+      {"fmod", 2, C::FloatMath, true},
+      {"copysign", 2, C::FloatMath, true},
+      {"fma", 3, C::FloatMath, true},
+      // Tests on floats.
+      {"isnan", 1, C::FloatTest, true},
+      {"isinf", 1, C::FloatTest, true},
+      {"isfinite", 1, C::FloatTest, true},
+      // address_of(buffer[i, ...]): a handle to that element (for micro-kernel calls).
+      {"address_of", 1, C::Builtin, true},
+      // likely(cond): cond, with a hint that it is usually true.
+      {"likely", 1, C::Builtin, true},
+      // reinterpret(x): x's bits as the call's dtype (same total width).
+      {"reinterpret", 1, C::Builtin, true},
+      // if_then_else(cond, a, b): like select, but evaluates only the side taken.
+      {"if_then_else", 3, C::Builtin, true},
+      // prefetch(address_of(...)): a read hint; no effect on results.
+      {"prefetch", 1, C::Builtin, false},
+      // The packed calling convention (tir::transform::make_packed_api), read by both code
+      // generators: arguments of an AnvilValue array and fields of a DLTensor.
+      {"anvil.arg_int64", 2, C::Builtin, true},             // (args, i) -> int64
+      {"anvil.arg_float64", 2, C::Builtin, true},           // (args, i) -> float64
+      {"anvil.arg_handle", 2, C::Builtin, true},            // (args, i) -> handle
+      {"anvil.arg_type_code", 2, C::Builtin, true},         // (type_codes, i) -> int32
+      {"anvil.dltensor_data", 1, C::Builtin, true},         // (t) -> handle
+      {"anvil.dltensor_byte_offset", 1, C::Builtin, true},  // (t) -> int64
+      {"anvil.dltensor_ndim", 1, C::Builtin, true},         // (t) -> int32
+      {"anvil.dltensor_shape", 2, C::Builtin, true},        // (t, d) -> int64
+      {"anvil.dltensor_has_strides", 1, C::Builtin, true},  // (t) -> bool
+      {"anvil.dltensor_stride", 2, C::Builtin, true},       // (t, d) -> int64
+      {"anvil.dltensor_dtype_code", 1, C::Builtin, true},   // (t) -> int32
+      {"anvil.dltensor_dtype_bits", 1, C::Builtin, true},   // (t) -> int32
+      {"anvil.dltensor_dtype_lanes", 1, C::Builtin, true},  // (t) -> int32
+      {"anvil.dltensor_device_type", 1, C::Builtin, true},  // (t) -> int32
+      {"anvil.handle_add_bytes", 2, C::Builtin, true},      // (h, int64 n) -> handle
+      {"anvil.is_null", 1, C::Builtin, true},               // (h) -> bool
+  };
+  return table;
+}
+
+const IntrinsicInfo* find_intrinsic(std::string_view name) {
+  for (const IntrinsicInfo& info : all_intrinsics())
+    if (info.name == name) return &info;
+  return nullptr;
+}
+
+}  // namespace anvil::tir
