@@ -1,6 +1,12 @@
 // Tensor expressions (TVM's te): describe an operator as placeholders and
 // computes with reductions, then turn the DAG into a PrimFunc in scheduled
 // form (one block per compute, named after it) for the schedule primitives.
+//
+// A compute finds the tensors it reads by scanning its body for loads of
+// tensor buffers: every live tensor is registered under its buffer (the
+// registry entry goes away with the tensor), so `A(i, k)` inside a body is
+// enough to make A an input. Tensors hold their inputs, so a DAG stays alive
+// as long as its outputs do.
 #pragma once
 
 #include <functional>
@@ -11,7 +17,7 @@
 
 namespace anvil::te {
 
-using tir::DataType;
+using anvil::DataType;
 using tir::IterVar;
 using tir::PrimExpr;
 using tir::Var;
@@ -27,6 +33,8 @@ class Tensor : public Ref<const TensorNode> {
   PrimExpr operator()(Idx... indices) const {
     return at({PrimExpr(indices)...});
   }
+  // A load of element indices (int64 index expressions); throws Error when
+  // the count differs from the tensor's rank.
   PrimExpr at(std::vector<PrimExpr> indices) const;
   const std::vector<PrimExpr>& shape() const;
   DataType dtype() const;
@@ -53,9 +61,14 @@ struct TensorNode : RefCounted {
 Tensor placeholder(std::vector<PrimExpr> shape, DataType dtype, std::string name);
 
 // out[i...] = fcompute(i...); the body may be a reduction (tir::sum, ...) over
-// axes from reduce_axis, only at the top.
+// axes from reduce_axis, only at the top. The axes are named i, j, k, l (or
+// i0, i1, ... past four dims).
 Tensor compute(std::vector<PrimExpr> shape,
                std::function<PrimExpr(const std::vector<Var>& indices)> fcompute, std::string name);
+// The same with the axes named by axis_names (one per dim), e.g. {"n", "c", "h", "w"}.
+Tensor compute(std::vector<PrimExpr> shape,
+               std::function<PrimExpr(const std::vector<Var>& indices)> fcompute, std::string name,
+               std::vector<std::string> axis_names);
 
 // A reduction axis over [0, extent) (or dom).
 IterVar reduce_axis(PrimExpr extent, std::string name);

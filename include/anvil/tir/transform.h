@@ -9,6 +9,13 @@
 
 namespace anvil::tir::transform {
 
+// Buffers allocated in the root block move down to the innermost loop that
+// encloses every access to them, shrunk to the region accessed below that
+// loop (indices shifted). With compute_at this is what makes a cache_read
+// copy a small contiguous packed panel instead of a full-size buffer. Runs on
+// the scheduled form; a buffer accumulated across a reduction loop stays above
+// that loop.
+PrimFunc compact_buffer_allocation(const PrimFunc& func);
 // Blocks become plain loops: iteration variables substituted by their
 // values, predicates become ifs, init runs under "all reduce vars at their
 // minimum", alloc_buffers become Allocate at the block's position.
@@ -46,7 +53,7 @@ struct LowerOptions {
   std::function<void(const std::string& pass, const PrimFunc& func)> dump;
 };
 
-// The pipeline, in its one place: convert_blocks_to_loops, flatten_buffers,
+// The pipeline, in its one place: compact_buffer_allocation, convert_blocks_to_loops, flatten_buffers,
 // simplify, vectorize_loops, unroll_loops, simplify, storage_rewrite,
 // lower_intrinsics, make_packed_api. Verifies the result in lowered form.
 PrimFunc lower(const PrimFunc& func, const LowerOptions& options = {});
