@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -34,8 +35,10 @@ struct Options {
   int64_t size = 1024;
   int repeat = 20;
   // Register tile (rows x vector columns) and the depth of one packed panel of B.
-  int64_t tile_rows = 8, tile_cols = 32, panel_depth = 256;
-  bool print_ir = false;  // print the scheduled and the lowered function
+  int64_t tile_rows = 4, tile_cols = 64, panel_depth = 128;
+  bool print_ir = false;   // print the scheduled and the lowered function
+  bool print_asm = false;  // print the generated assembly
+  bool pack_a = false;     // also copy each row tile of A into a contiguous buffer
 };
 
 int read_read_index(const tir::PrimFunc& func, const std::string& block, const std::string& buf) {
@@ -73,6 +76,13 @@ tir::PrimFunc scheduled_matmul(const Options& o) {
   tir::BlockRV init = s.decompose_reduction(block, kk[0]);
   tir::BlockRV packed = s.cache_read(block, read_read_index(s.func(), "C", "B"), "global");
   s.compute_at(packed, kk[0]);
+  // The rows of A one row tile needs, copied next to each other: read in place they sit a
+  // whole matrix row apart, and that stride maps them all onto the same few L1 sets.
+  std::optional<tir::BlockRV> packed_a;
+  if (o.pack_a) {
+    packed_a = s.cache_read(block, read_read_index(s.func(), "C", "A"), "global");
+    s.compute_at(*packed_a, i[0]);
+  }
 
   s.unroll(i[1]);
   s.vectorize(j[1]);
@@ -81,6 +91,7 @@ tir::PrimFunc scheduled_matmul(const Options& o) {
   s.vectorize(init_loops.back());
   std::vector<tir::LoopRV> pack_loops = s.get_loops(packed);
   s.vectorize(pack_loops.back());
+  if (packed_a) s.vectorize(s.get_loops(*packed_a).back());
   return s.func();
 }
 
@@ -95,8 +106,8 @@ int main(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; i += 2) {
     std::string flag = argv[i];
-    if (flag == "--print-ir") {
-      o.print_ir = true;
+    if (flag == "--print-ir" || flag == "--print-asm" || flag == "--pack-a") {
+      (flag == "--print-ir" ? o.print_ir : flag == "--pack-a" ? o.pack_a : o.print_asm) = true;
       --i;
       continue;
     }
@@ -122,6 +133,8 @@ int main(int argc, char** argv) {
     tir::PrimFunc scheduled = scheduled_matmul(o);
     tir::PrimFunc lowered = tir::transform::lower(scheduled);
     if (o.print_ir) std::printf("%s\n%s\n", tir::print(scheduled).c_str(), tir::print(lowered).c_str());
+    if (o.print_asm)
+      std::printf("%s\n", codegen::emit_assembly({lowered}, codegen::Target::host()).c_str());
     Module module = codegen::jit_compile({lowered});
     double compile_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - compile_start).count();

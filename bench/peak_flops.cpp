@@ -13,18 +13,33 @@ namespace {
 
 constexpr int kAccumulators = 12;  // enough independent chains to hide FMA latency
 
+// kAccumulators named chains, written out so that every one lives in a register.
+#define ANVIL_FMA_CHAINS(V, FMA, ADD)                                                          \
+  V a0 = seed, a1 = seed, a2 = seed, a3 = seed, a4 = seed, a5 = seed, a6 = seed, a7 = seed, \
+    a8 = seed, a9 = seed, a10 = seed, a11 = seed;                                            \
+  for (long it = 0; it < iterations; ++it) {                                                 \
+    a0 = FMA(a0, m, c);                                                                      \
+    a1 = FMA(a1, m, c);                                                                      \
+    a2 = FMA(a2, m, c);                                                                      \
+    a3 = FMA(a3, m, c);                                                                      \
+    a4 = FMA(a4, m, c);                                                                      \
+    a5 = FMA(a5, m, c);                                                                      \
+    a6 = FMA(a6, m, c);                                                                      \
+    a7 = FMA(a7, m, c);                                                                      \
+    a8 = FMA(a8, m, c);                                                                      \
+    a9 = FMA(a9, m, c);                                                                      \
+    a10 = FMA(a10, m, c);                                                                    \
+    a11 = FMA(a11, m, c);                                                                    \
+  }                                                                                          \
+  V total = ADD(ADD(ADD(ADD(a0, a1), ADD(a2, a3)), ADD(ADD(a4, a5), ADD(a6, a7))),           \
+                ADD(ADD(a8, a9), ADD(a10, a11)));
+
 // Runs `iterations` rounds of kAccumulators independent FMAs on 16-lane vectors and returns a
-// value that depends on them, so the compiler cannot drop the work.
+// value that depends on all of them, so the compiler cannot drop the work.
 __attribute__((target("avx512f,fma"), noinline)) float fma_chains_avx512(long iterations) {
-  __m512 acc[kAccumulators];
-  for (int i = 0; i < kAccumulators; ++i) acc[i] = _mm512_set1_ps(float(i) * 1e-3f);
-  const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
-  for (long it = 0; it < iterations; ++it) {
-    for (int i = 0; i < kAccumulators; ++i) acc[i] = _mm512_fmadd_ps(acc[i], a, b);
-    asm volatile("" : "+v"(acc[0]), "+v"(acc[1]), "+v"(acc[2]), "+v"(acc[3]));
-  }
-  __m512 total = acc[0];
-  for (int i = 1; i < kAccumulators; ++i) total = _mm512_add_ps(total, acc[i]);
+  const __m512 seed = _mm512_set1_ps(1e-3f), m = _mm512_set1_ps(0.999999f),
+               c = _mm512_set1_ps(1e-7f);
+  ANVIL_FMA_CHAINS(__m512, _mm512_fmadd_ps, _mm512_add_ps)
   float lanes[16];
   _mm512_storeu_ps(lanes, total);
   float sum = 0;
@@ -33,21 +48,17 @@ __attribute__((target("avx512f,fma"), noinline)) float fma_chains_avx512(long it
 }
 
 __attribute__((target("avx2,fma"), noinline)) float fma_chains_avx2(long iterations) {
-  __m256 acc[kAccumulators];
-  for (int i = 0; i < kAccumulators; ++i) acc[i] = _mm256_set1_ps(float(i) * 1e-3f);
-  const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
-  for (long it = 0; it < iterations; ++it) {
-    for (int i = 0; i < kAccumulators; ++i) acc[i] = _mm256_fmadd_ps(acc[i], a, b);
-    asm volatile("" : "+v"(acc[0]), "+v"(acc[1]), "+v"(acc[2]), "+v"(acc[3]));
-  }
-  __m256 total = acc[0];
-  for (int i = 1; i < kAccumulators; ++i) total = _mm256_add_ps(total, acc[i]);
+  const __m256 seed = _mm256_set1_ps(1e-3f), m = _mm256_set1_ps(0.999999f),
+               c = _mm256_set1_ps(1e-7f);
+  ANVIL_FMA_CHAINS(__m256, _mm256_fmadd_ps, _mm256_add_ps)
   float lanes[8];
   _mm256_storeu_ps(lanes, total);
   float sum = 0;
   for (float l : lanes) sum += l;
   return sum;
 }
+
+#undef ANVIL_FMA_CHAINS
 
 }  // namespace
 

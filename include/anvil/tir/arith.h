@@ -66,7 +66,8 @@ class Analyzer {
 
 // While alive, the analyzer assumes cond holds (e.g. inside the then branch
 // of an if): bounds of variables compared with constants are tightened and
-// cond itself simplifies to true. Scopes must end in reverse order.
+// cond itself simplifies to true. Scopes must end in reverse order; bindings
+// made while a scope is alive are undone when it ends.
 class ConstraintScope {
  public:
   ConstraintScope(Analyzer& analyzer, const PrimExpr& cond);

@@ -143,7 +143,7 @@ void Analyzer::Impl::tighten_from(const PrimExpr& fact) {
     default:
       return;
   }
-  Var var_ref(const_cast<VarNode*>(var));
+  Var var_ref(var);
   const VarInfo* old = find(var);
   VarInfo info;
   if (old) info = *old;

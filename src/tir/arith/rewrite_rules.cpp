@@ -282,7 +282,7 @@ PrimExpr Analyzer::Impl::compare(ExprKind kind, const PrimExpr& a, const PrimExp
         if (coeff > 0)
           left.add_term(term, coeff / g);
         else
-          right.add_term(term, -coeff / g);
+          right.add_term(term, -(coeff / g));
       }
       right.add_constant(-(d.constant / g));
       if (left.is_const()) std::swap(left, right);
@@ -306,8 +306,10 @@ PrimExpr Analyzer::Impl::compare(ExprKind kind, const PrimExpr& a, const PrimExp
     for (const auto& [term, coeff] : d.terms) {
       if (coeff > 0)
         left.add_term(term, coeff);
-      else
+      else if (coeff != arith::kNegInf)
         right.add_term(term, -coeff);
+      else
+        right.valid = false;
     }
     auto neg_k = arith::checked_mul(d.constant, -1);
     if (neg_k && d.valid && left.valid && right.valid) {
