@@ -43,13 +43,12 @@ struct Options {
 
 int read_read_index(const tir::PrimFunc& func, const std::string& block, const std::string& buf) {
   int index = -1;
-  tir::pre_order_visit(
-      func->body, nullptr, [&](const tir::Stmt& s) {
-        const auto* b = tir::as<tir::BlockNode>(s);
-        if (!b || b->name != block) return;
-        for (size_t i = 0; i < b->reads.size(); ++i)
-          if (b->reads[i].buffer->name == buf) index = int(i);
-      });
+  tir::pre_order_visit(func->body, nullptr, [&](const tir::Stmt& s) {
+    const auto* b = tir::as<tir::BlockNode>(s);
+    if (!b || b->name != block) return;
+    for (size_t i = 0; i < b->reads.size(); ++i)
+      if (b->reads[i].buffer->name == buf) index = int(i);
+  });
   if (index < 0) throw Error("block '" + block + "' does not read '" + buf + "'");
   return index;
 }
@@ -61,7 +60,9 @@ tir::PrimFunc scheduled_matmul(const Options& o) {
   tir::IterVar k = te::reduce_axis(PrimExpr(n), "k");
   te::Tensor c = te::compute(
       {n, n},
-      [&](const std::vector<tir::Var>& i) { return tir::sum(a(i[0], k.var) * b(k.var, i[1]), {k}); },
+      [&](const std::vector<tir::Var>& i) {
+        return tir::sum(a(i[0], k.var) * b(k.var, i[1]), {k});
+      },
       "C");
   tir::Schedule s(te::create_prim_func({a, b, c}, "matmul"));
 
@@ -116,12 +117,18 @@ int main(int argc, char** argv) {
       return 2;
     }
     int64_t value = std::atoll(argv[i + 1]);
-    if (flag == "--threads") o.threads = int(value);
-    else if (flag == "--size") o.size = value;
-    else if (flag == "--repeat") o.repeat = int(value);
-    else if (flag == "--tile-rows") o.tile_rows = value;
-    else if (flag == "--tile-cols") o.tile_cols = value;
-    else if (flag == "--panel-depth") o.panel_depth = value;
+    if (flag == "--threads")
+      o.threads = int(value);
+    else if (flag == "--size")
+      o.size = value;
+    else if (flag == "--repeat")
+      o.repeat = int(value);
+    else if (flag == "--tile-rows")
+      o.tile_rows = value;
+    else if (flag == "--tile-cols")
+      o.tile_cols = value;
+    else if (flag == "--panel-depth")
+      o.panel_depth = value;
     else {
       std::fprintf(stderr, "matmul_bench: unknown flag '%s'\n", flag.c_str());
       return 2;
@@ -132,7 +139,8 @@ int main(int argc, char** argv) {
     auto compile_start = std::chrono::steady_clock::now();
     tir::PrimFunc scheduled = scheduled_matmul(o);
     tir::PrimFunc lowered = tir::transform::lower(scheduled);
-    if (o.print_ir) std::printf("%s\n%s\n", tir::print(scheduled).c_str(), tir::print(lowered).c_str());
+    if (o.print_ir)
+      std::printf("%s\n%s\n", tir::print(scheduled).c_str(), tir::print(lowered).c_str());
     if (o.print_asm)
       std::printf("%s\n", codegen::emit_assembly({lowered}, codegen::Target::host()).c_str());
     Module module = codegen::jit_compile({lowered});
@@ -169,7 +177,8 @@ int main(int argc, char** argv) {
     for (int r = 0; r < o.repeat; ++r) {
       auto start = std::chrono::steady_clock::now();
       matmul(a, b, c);
-      times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      times.push_back(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     }
     double seconds = median(times);
     double gflops = 2.0 * double(n) * n * n / seconds * 1e-9;

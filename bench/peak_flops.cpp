@@ -14,24 +14,24 @@ namespace {
 constexpr int kAccumulators = 12;  // enough independent chains to hide FMA latency
 
 // kAccumulators named chains, written out so that every one lives in a register.
-#define ANVIL_FMA_CHAINS(V, FMA, ADD)                                                          \
+#define ANVIL_FMA_CHAINS(V, FMA, ADD)                                                       \
   V a0 = seed, a1 = seed, a2 = seed, a3 = seed, a4 = seed, a5 = seed, a6 = seed, a7 = seed, \
-    a8 = seed, a9 = seed, a10 = seed, a11 = seed;                                            \
-  for (long it = 0; it < iterations; ++it) {                                                 \
-    a0 = FMA(a0, m, c);                                                                      \
-    a1 = FMA(a1, m, c);                                                                      \
-    a2 = FMA(a2, m, c);                                                                      \
-    a3 = FMA(a3, m, c);                                                                      \
-    a4 = FMA(a4, m, c);                                                                      \
-    a5 = FMA(a5, m, c);                                                                      \
-    a6 = FMA(a6, m, c);                                                                      \
-    a7 = FMA(a7, m, c);                                                                      \
-    a8 = FMA(a8, m, c);                                                                      \
-    a9 = FMA(a9, m, c);                                                                      \
-    a10 = FMA(a10, m, c);                                                                    \
-    a11 = FMA(a11, m, c);                                                                    \
-  }                                                                                          \
-  V total = ADD(ADD(ADD(ADD(a0, a1), ADD(a2, a3)), ADD(ADD(a4, a5), ADD(a6, a7))),           \
+    a8 = seed, a9 = seed, a10 = seed, a11 = seed;                                           \
+  for (long it = 0; it < iterations; ++it) {                                                \
+    a0 = FMA(a0, m, c);                                                                     \
+    a1 = FMA(a1, m, c);                                                                     \
+    a2 = FMA(a2, m, c);                                                                     \
+    a3 = FMA(a3, m, c);                                                                     \
+    a4 = FMA(a4, m, c);                                                                     \
+    a5 = FMA(a5, m, c);                                                                     \
+    a6 = FMA(a6, m, c);                                                                     \
+    a7 = FMA(a7, m, c);                                                                     \
+    a8 = FMA(a8, m, c);                                                                     \
+    a9 = FMA(a9, m, c);                                                                     \
+    a10 = FMA(a10, m, c);                                                                   \
+    a11 = FMA(a11, m, c);                                                                   \
+  }                                                                                         \
+  V total = ADD(ADD(ADD(ADD(a0, a1), ADD(a2, a3)), ADD(ADD(a4, a5), ADD(a6, a7))),          \
                 ADD(ADD(a8, a9), ADD(a10, a11)));
 
 // Runs `iterations` rounds of kAccumulators independent FMAs on 16-lane vectors and returns a
@@ -77,7 +77,8 @@ double measure_peak_gflops(int threads) {
         sink.store(v, std::memory_order_relaxed);
       });
     for (auto& w : workers) w.join();
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     double flops = 2.0 * lanes * kAccumulators * double(iterations) * threads;
     best = std::max(best, flops / seconds * 1e-9);
   }

@@ -6,6 +6,7 @@
 #include <cctype>
 
 #include "anvil/support/error.h"
+#include "ir/text_util.h"
 #include "tir/text_lexer.h"
 
 namespace anvil::tir::text {
@@ -44,39 +45,8 @@ std::string sanitize_name(std::string_view name) {
   return out;
 }
 
-std::string quote_string(std::string_view value) {
-  static const char* hex = "0123456789abcdef";
-  std::string out = "\"";
-  for (char c : value) {
-    unsigned char u = static_cast<unsigned char>(c);
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (u < 0x20 || u == 0x7f) {
-          out += "\\x";
-          out += hex[u >> 4];
-          out += hex[u & 15];
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
+// The graph IR's string literal: both text formats spell strings the same way.
+std::string quote_string(std::string_view value) { return ir::text::quote(value); }
 
 Lexer::Lexer(std::string_view text, size_t start, std::string source_name)
     : text_(text), source_name_(std::move(source_name)), pos_(std::min(start, text.size())) {

@@ -53,8 +53,8 @@ struct LowerOptions {
   std::function<void(const std::string& pass, const PrimFunc& func)> dump;
 };
 
-// The pipeline, in its one place: compact_buffer_allocation, convert_blocks_to_loops, flatten_buffers,
-// simplify, vectorize_loops, unroll_loops, simplify, storage_rewrite,
+// The pipeline, in its one place: compact_buffer_allocation, convert_blocks_to_loops,
+// flatten_buffers, simplify, vectorize_loops, unroll_loops, simplify, storage_rewrite,
 // lower_intrinsics, make_packed_api. Verifies the result in lowered form.
 PrimFunc lower(const PrimFunc& func, const LowerOptions& options = {});
 

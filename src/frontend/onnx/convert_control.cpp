@@ -32,10 +32,15 @@ std::vector<Expr> convert_constant(ConvertContext& ctx) {
     return t;
   };
   const std::string& name = attr->name();
-  if (name == "value_float") return {ctx.constant(scalar_or_list(std::vector<double>{attr->f()}, DataType::float32(), true))};
-  if (name == "value_int") return {ctx.constant(scalar_or_list(std::vector<int64_t>{attr->i()}, DataType::int64(), true))};
+  if (name == "value_float")
+    return {
+        ctx.constant(scalar_or_list(std::vector<double>{attr->f()}, DataType::float32(), true))};
+  if (name == "value_int")
+    return {ctx.constant(scalar_or_list(std::vector<int64_t>{attr->i()}, DataType::int64(), true))};
   if (name == "value_floats")
-    return {ctx.constant(scalar_or_list(std::vector<double>(attr->floats().begin(), attr->floats().end()), DataType::float32(), false))};
+    return {ctx.constant(
+        scalar_or_list(std::vector<double>(attr->floats().begin(), attr->floats().end()),
+                       DataType::float32(), false))};
   if (name == "value_ints") {
     std::vector<int64_t> values(attr->ints().begin(), attr->ints().end());
     Tensor t = Tensor::empty({int64_t(values.size())}, DataType::int64());
@@ -62,14 +67,16 @@ std::vector<Expr> convert_if(ConvertContext& ctx) {
     ctx.fail("branches return ", then_out.size(), " and ", else_out.size(), " outputs");
   Expr cond = ctx.input(0);
   const auto& cond_type = ctx.input_tensor(0);
-  if (!cond_type.shape->empty()) cond = ctx.op("reshape", {cond}, {{"newshape", std::vector<int64_t>{}}});
+  if (!cond_type.shape->empty())
+    cond = ctx.op("reshape", {cond}, {{"newshape", std::vector<int64_t>{}}});
   auto pack = [&](const std::vector<Expr>& outs) {
     return outs.size() == 1 ? outs[0] : ctx.typed(TupleNode::make(outs));
   };
   Expr result = ctx.typed(IfNode::make(cond, pack(then_out), pack(else_out)));
   if (then_out.size() == 1) return {result};
   std::vector<Expr> outputs;
-  for (size_t i = 0; i < then_out.size(); ++i) outputs.push_back(ctx.typed(TupleGetItemNode::make(result, int(i))));
+  for (size_t i = 0; i < then_out.size(); ++i)
+    outputs.push_back(ctx.typed(TupleGetItemNode::make(result, int(i))));
   return outputs;
 }
 

@@ -41,8 +41,8 @@ bool uses_relaxed(const PrimExpr& e, const RelaxMap& relax) {
 std::optional<Interval> bound_of(const PrimExpr& e, const RelaxMap& relax) {
   if (!uses_relaxed(e, relax)) return Interval{e, e};
   if (const auto* v = as<VarNode>(e)) return relax.at(v);
-  auto both = [&](const PrimExpr& a, const PrimExpr& b)
-      -> std::optional<std::pair<Interval, Interval>> {
+  auto both = [&](const PrimExpr& a,
+                  const PrimExpr& b) -> std::optional<std::pair<Interval, Interval>> {
     auto x = bound_of(a, relax), y = bound_of(b, relax);
     if (!x || !y) return std::nullopt;
     return std::make_pair(*x, *y);
@@ -247,16 +247,19 @@ std::optional<Interval> union_region(const std::vector<Access>& accesses, size_t
   }
   Interval result = parts[0];
   for (const Interval& p : parts) {
-    if (analyzer.can_prove(p.lo < result.lo)) result.lo = p.lo;
-    else if (!analyzer.can_prove(result.lo <= p.lo)) return std::nullopt;
-    if (analyzer.can_prove(p.hi > result.hi)) result.hi = p.hi;
-    else if (!analyzer.can_prove(result.hi >= p.hi)) return std::nullopt;
+    if (analyzer.can_prove(p.lo < result.lo))
+      result.lo = p.lo;
+    else if (!analyzer.can_prove(result.lo <= p.lo))
+      return std::nullopt;
+    if (analyzer.can_prove(p.hi > result.hi))
+      result.hi = p.hi;
+    else if (!analyzer.can_prove(result.hi >= p.hi))
+      return std::nullopt;
   }
   return result;
 }
 
-Stmt compact_one(const Stmt& root_body, const Buffer& buffer, Buffer& replacement,
-                 bool& moved) {
+Stmt compact_one(const Stmt& root_body, const Buffer& buffer, Buffer& replacement, bool& moved) {
   moved = false;
   replacement = buffer;
   AccessCollector collector(buffer.get());
@@ -330,9 +333,8 @@ PrimFunc compact_buffer_allocation(const PrimFunc& func) {
     if (!moved) kept.push_back(replacement);
   }
   std::vector<BufferRegion> reads = root->reads, writes = root->writes;
-  Block new_root = BlockNode::make(root->iter_vars, std::move(reads), std::move(writes),
-                                   root->name, body, root->init, std::move(kept),
-                                   root->annotations);
+  Block new_root = BlockNode::make(root->iter_vars, std::move(reads), std::move(writes), root->name,
+                                   body, root->init, std::move(kept), root->annotations);
   return func->with_body(BlockRealizeNode::make({}, realize->predicate, new_root));
 }
 
