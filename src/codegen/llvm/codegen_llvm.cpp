@@ -164,6 +164,49 @@ llvm::Value* CodeGenLLVM::emit(const PrimExpr& e) {
   return nullptr;
 }
 
+llvm::Value* CodeGenLLVM::emit_float_binary(ExprKind kind, llvm::Value* a, llvm::Value* b) {
+  switch (kind) {
+    case ExprKind::Add:
+      return builder_.CreateFAdd(a, b);
+    case ExprKind::Sub:
+      return builder_.CreateFSub(a, b);
+    case ExprKind::Mul:
+      return builder_.CreateFMul(a, b);
+    case ExprKind::Div:
+      return builder_.CreateFDiv(a, b);
+    case ExprKind::Mod:
+      return builder_.CreateFRem(a, b);
+    case ExprKind::FloorDiv: {
+      llvm::Value* q = builder_.CreateFDiv(a, b);
+      return builder_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, q);
+    }
+    case ExprKind::FloorMod: {
+      llvm::Value* q =
+          builder_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, builder_.CreateFDiv(a, b));
+      return builder_.CreateFSub(a, builder_.CreateFMul(q, b));
+    }
+    // select(a < b) is what the x86 min/max instructions compute.
+    case ExprKind::Min:
+      return builder_.CreateSelect(builder_.CreateFCmpOLT(a, b), a, b);
+    case ExprKind::Max:
+      return builder_.CreateSelect(builder_.CreateFCmpOGT(a, b), a, b);
+    case ExprKind::EQ:
+      return builder_.CreateFCmpOEQ(a, b);
+    case ExprKind::NE:
+      return builder_.CreateFCmpUNE(a, b);
+    case ExprKind::LT:
+      return builder_.CreateFCmpOLT(a, b);
+    case ExprKind::LE:
+      return builder_.CreateFCmpOLE(a, b);
+    case ExprKind::GT:
+      return builder_.CreateFCmpOGT(a, b);
+    case ExprKind::GE:
+      return builder_.CreateFCmpOGE(a, b);
+    default:
+      return nullptr;
+  }
+}
+
 llvm::Value* CodeGenLLVM::emit_binary(const PrimExprNode* node) {
   // Every binary node has the same layout; only the kind differs.
   auto* add = static_cast<const AddNode*>(node);
@@ -173,89 +216,19 @@ llvm::Value* CodeGenLLVM::emit_binary(const PrimExprNode* node) {
   llvm::Value* b = emit(add->b);
   if (t.is_bfloat()) {
     // Arithmetic in float32, rounded back to bfloat16; comparisons on the float values.
+    // Mod and the floor forms are not taken on bfloat16.
+    bool supported =
+        kind != ExprKind::Mod && kind != ExprKind::FloorDiv && kind != ExprKind::FloorMod;
     DataType f32 = DataType::float32().with_lanes(t.lanes);
-    a = emit_cast(t, f32, a);
-    b = emit_cast(t, f32, b);
-    DataType result = node->dtype;
-    llvm::Value* value = nullptr;
-    switch (kind) {
-      case ExprKind::Add:
-        value = builder_.CreateFAdd(a, b);
-        break;
-      case ExprKind::Sub:
-        value = builder_.CreateFSub(a, b);
-        break;
-      case ExprKind::Mul:
-        value = builder_.CreateFMul(a, b);
-        break;
-      case ExprKind::Div:
-        value = builder_.CreateFDiv(a, b);
-        break;
-      case ExprKind::Min:
-        value = builder_.CreateSelect(builder_.CreateFCmpOLT(a, b), a, b);
-        break;
-      case ExprKind::Max:
-        value = builder_.CreateSelect(builder_.CreateFCmpOGT(a, b), a, b);
-        break;
-      case ExprKind::EQ:
-        return builder_.CreateFCmpOEQ(a, b);
-      case ExprKind::NE:
-        return builder_.CreateFCmpUNE(a, b);
-      case ExprKind::LT:
-        return builder_.CreateFCmpOLT(a, b);
-      case ExprKind::LE:
-        return builder_.CreateFCmpOLE(a, b);
-      case ExprKind::GT:
-        return builder_.CreateFCmpOGT(a, b);
-      case ExprKind::GE:
-        return builder_.CreateFCmpOGE(a, b);
-      default:
-        throw_error("LLVM code generation of '", current_symbol_, "': ", expr_kind_name(kind),
-                    " on bfloat16 is not supported");
-    }
-    return emit_cast(f32, result, value);
+    llvm::Value* value =
+        supported ? emit_float_binary(kind, emit_cast(t, f32, a), emit_cast(t, f32, b)) : nullptr;
+    if (!value)
+      throw_error("LLVM code generation of '", current_symbol_, "': ", expr_kind_name(kind),
+                  " on bfloat16 is not supported");
+    return is_comparison(kind) ? value : emit_cast(f32, node->dtype, value);
   }
   if (t.is_float()) {
-    switch (kind) {
-      case ExprKind::Add:
-        return builder_.CreateFAdd(a, b);
-      case ExprKind::Sub:
-        return builder_.CreateFSub(a, b);
-      case ExprKind::Mul:
-        return builder_.CreateFMul(a, b);
-      case ExprKind::Div:
-        return builder_.CreateFDiv(a, b);
-      case ExprKind::Mod:
-        return builder_.CreateFRem(a, b);
-      case ExprKind::FloorDiv: {
-        llvm::Value* q = builder_.CreateFDiv(a, b);
-        return builder_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, q);
-      }
-      case ExprKind::FloorMod: {
-        llvm::Value* q =
-            builder_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, builder_.CreateFDiv(a, b));
-        return builder_.CreateFSub(a, builder_.CreateFMul(q, b));
-      }
-      // select(a < b) is what the x86 min/max instructions compute.
-      case ExprKind::Min:
-        return builder_.CreateSelect(builder_.CreateFCmpOLT(a, b), a, b);
-      case ExprKind::Max:
-        return builder_.CreateSelect(builder_.CreateFCmpOGT(a, b), a, b);
-      case ExprKind::EQ:
-        return builder_.CreateFCmpOEQ(a, b);
-      case ExprKind::NE:
-        return builder_.CreateFCmpUNE(a, b);
-      case ExprKind::LT:
-        return builder_.CreateFCmpOLT(a, b);
-      case ExprKind::LE:
-        return builder_.CreateFCmpOLE(a, b);
-      case ExprKind::GT:
-        return builder_.CreateFCmpOGT(a, b);
-      case ExprKind::GE:
-        return builder_.CreateFCmpOGE(a, b);
-      default:
-        break;
-    }
+    if (llvm::Value* value = emit_float_binary(kind, a, b)) return value;
     throw_error("LLVM code generation of '", current_symbol_, "': ", expr_kind_name(kind), " on ",
                 t.to_string(), " is not supported");
   }

@@ -100,6 +100,8 @@ class CodeGenLLVM {
   // Expressions (codegen_llvm.cpp).
   llvm::Value* emit(const tir::PrimExpr& e);
   llvm::Value* emit_binary(const tir::PrimExprNode* node);
+  // a <kind> b on float operands; nullptr for a kind floats do not have.
+  llvm::Value* emit_float_binary(tir::ExprKind kind, llvm::Value* a, llvm::Value* b);
   llvm::Value* emit_int_division(tir::ExprKind kind, DataType t, llvm::Value* a, llvm::Value* b,
                                  const tir::PrimExpr& divisor);
   llvm::Value* emit_cast(DataType from, DataType to, llvm::Value* value);
