@@ -1,11 +1,15 @@
 // Model tests: torchvision networks exported to ONNX by export_models.py
 // (random weights, seed 0) run through the importer and the reference
 // executor, and are compared with ONNX Runtime's outputs on the same input.
+// Then each is compiled at opt levels 0-3 and run by the graph executor; its
+// outputs must match the reference executor's elementwise (rtol 1e-4, atol
+// 1e-5).
 //
 // Each output must satisfy max|anvil - ort| <= 1e-4 * max|ort|: relative to
 // the largest magnitude rather than elementwise, because float32 kernels
 // that sum in a different order legitimately differ on outputs near zero.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -17,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "anvil/driver/build.h"
 #include "anvil/frontend/onnx.h"
 #include "anvil/reference/reference.h"
 #include "anvil/runtime/npy.h"
@@ -113,6 +118,83 @@ TEST_P(ModelTest, MatchesOnnxRuntime) {
         << name << " output " << i << ": relative error " << relative;
   }
 }
+
+// The reference executor's outputs for a model, computed once and kept in the cache beside
+// the model (each test runs in its own process).
+NamedTensors reference_outputs(const std::string& name, const frontend::ImportedModel& model,
+                               const std::vector<Tensor>& args) {
+  const fs::path path = model_cache() / (name + ".reference.npz");
+  if (fs::exists(path)) return read_npz(path);
+  reference::Interpreter interpreter(model.mod);
+  std::vector<Tensor> outputs = interpreter.run(args);
+  NamedTensors named;
+  for (size_t i = 0; i < outputs.size(); ++i)
+    named.emplace_back("output_" + std::to_string(i), outputs[i]);
+  const fs::path tmp = path.string() + "." + std::to_string(::getpid()) + ".tmp";
+  write_npz(tmp, named, /*compress=*/false);
+  fs::rename(tmp, path);
+  return named;
+}
+
+class CompiledModelTest : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
+
+TEST_P(CompiledModelTest, MatchesReferenceExecutor) {
+  const auto& [name, opt_level] = GetParam();
+  const fs::path cache = model_cache();
+  ASSERT_TRUE(fs::exists(cache / (name + ".stamp"))) << name << " is not exported in " << cache;
+  frontend::ImportedModel model = frontend::from_onnx(cache / (name + ".onnx"));
+  NamedTensors inputs = read_npz(cache / (name + ".input.npz"));
+  std::vector<Tensor> args;
+  for (const std::string& input : model.input_names) args.push_back(*find_tensor(inputs, input));
+  for (const auto& [param, tensor] : model.params) args.push_back(tensor);
+  NamedTensors expected = reference_outputs(name, model, args);
+
+  auto start = std::chrono::steady_clock::now();
+  driver::BuildOptions options;
+  options.pass_context.opt_level = opt_level;
+  driver::BuiltModule built = driver::build(model.mod, model.params, options);
+  const double compile_s = seconds_since(start);
+  GraphExecutor executor = built.create_executor();
+  for (const std::string& input : model.input_names)
+    executor.set_input(input, *find_tensor(inputs, input));
+  start = std::chrono::steady_clock::now();
+  executor.run();
+  const double run_s = seconds_since(start);
+
+  ASSERT_EQ(size_t(executor.get_num_outputs()), expected.size()) << name;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    Tensor got = executor.get_output(int(i));
+    const Tensor& want = expected[i].second;
+    ASSERT_EQ(got.shape_vector(), want.shape_vector()) << name << " output " << i;
+    int64_t bad = 0, first_bad = -1;
+    double max_diff = 0;
+    for (int64_t j = 0; j < got.numel(); ++j) {
+      const double g = got.get_as_double(j), w = want.get_as_double(j);
+      const double diff = std::fabs(g - w);
+      max_diff = std::max(max_diff, diff);
+      if (!(diff <= 1e-5 + 1e-4 * std::fabs(w))) {
+        if (first_bad < 0) first_bad = j;
+        ++bad;
+      }
+    }
+    std::printf(
+        "%s -O%d output %zu: compile %.2f s, first run %.3f s, max|compiled - reference| = %.3g\n",
+        name.c_str(), opt_level, i, compile_s, run_s, max_diff);
+    std::fflush(stdout);
+    EXPECT_EQ(bad, 0) << name << " -O" << opt_level << " output " << i << ": " << bad
+                      << " elements differ, first at " << first_bad;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Torchvision, CompiledModelTest,
+                         ::testing::Combine(::testing::Values("resnet18", "mobilenet_v2",
+                                                              "squeezenet1_1", "efficientnet_b0",
+                                                              "vit_b_16"),
+                                            ::testing::Values(0, 1, 2, 3)),
+                         [](const ::testing::TestParamInfo<std::tuple<std::string, int>>& info) {
+                           return std::get<0>(info.param) + "_O" +
+                                  std::to_string(std::get<1>(info.param));
+                         });
 
 INSTANTIATE_TEST_SUITE_P(Torchvision, ModelTest,
                          ::testing::Values("resnet18", "mobilenet_v2", "squeezenet1_1",

@@ -1,18 +1,22 @@
-// anvil demo: the main job on a built-in network. Builds the ResNet-18
-// workload as typed graph IR, saves its parameters (TVM params format) and a
-// seeded input (.npz), runs it, and shows the top-5 classes and the files.
+// anvil demo: the main job on a built-in network. Builds the ResNet-18 workload as typed
+// graph IR, compiles it at opt level 3, exports and reloads the package, runs it on a seeded
+// input, and shows the top-5 classes, the latency and the agreement with the reference
+// executor.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <random>
 #include <sstream>
 
+#include "anvil/driver/build.h"
 #include "anvil/ir/printer.h"
 #include "anvil/reference/reference.h"
 #include "anvil/runtime/npy.h"
-#include "anvil/runtime/params.h"
+#include "anvil/runtime/package.h"
+#include "anvil/runtime/thread_pool.h"
 #include "anvil/testing/workloads.h"
 #include "commands.h"
 
@@ -45,6 +49,18 @@ Tensor seeded_input(const ir::Function& main) {
   return input;
 }
 
+std::vector<std::pair<double, int64_t>> top5(const Tensor& scores) {
+  std::vector<std::pair<double, int64_t>> ranked;
+  for (int64_t i = 0; i < scores.numel(); ++i) ranked.emplace_back(scores.get_as_double(i), i);
+  std::partial_sort(ranked.begin(), ranked.begin() + 5, ranked.end(), std::greater<>());
+  ranked.resize(5);
+  return ranked;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 void run_demo(const DemoOptions& options) {
   namespace fs = std::filesystem;
   std::printf("== 1. build the %s workload as typed graph IR\n", options.workload.c_str());
@@ -53,34 +69,46 @@ void run_demo(const DemoOptions& options) {
   std::printf("%zu parameters, %lld values\n", w.params.size(), (long long)w.parameter_count());
   print_ir_excerpt(w.mod, 6);
 
-  std::printf("\n== 2. save the parameters and a seeded input\n");
-  fs::create_directories(options.out_dir);
-  fs::path params_path = fs::path(options.out_dir) / (options.workload + ".params");
-  fs::path input_path = fs::path(options.out_dir) / "input.npz";
-  Tensor input = seeded_input(main);
-  write_params_file(params_path, w.params);
-  write_npz(input_path, {{"data", input}}, /*compress=*/true);
-  print_tensor_file_summary(input_path.string());
-  std::printf("%s: %zu tensors in the TVM params format\n", params_path.c_str(), w.params.size());
-
-  std::printf("\n== 3. run it with the reference executor\n");
-  std::vector<Tensor> args{input};
-  for (const auto& [name, tensor] : read_params_file(params_path)) args.push_back(tensor);
+  std::printf("\n== 2. compile it at opt level 3 for this CPU\n");
   auto start = std::chrono::steady_clock::now();
-  reference::Interpreter interpreter(w.mod);
-  Tensor scores = interpreter.run(args).at(0);
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::vector<std::pair<double, int64_t>> ranked;
-  for (int64_t i = 0; i < scores.numel(); ++i) ranked.emplace_back(scores.get_as_double(i), i);
-  std::partial_sort(ranked.begin(), ranked.begin() + 5, ranked.end(), std::greater<>());
+  driver::BuiltModule built = driver::build(w.mod, w.params);
+  std::printf("compiled in %.1f s\n", seconds_since(start));
+  fs::create_directories(options.out_dir);
+  fs::path package_path = fs::path(options.out_dir) / (options.workload + ".tar");
+  built.export_library(package_path.string());
+  std::printf("package %s (mod.so, mod.json, mod.params)\n", package_path.c_str());
+
+  std::printf("\n== 3. load the package and run it on a seeded input\n");
+  Tensor input = seeded_input(main);
+  fs::path input_path = fs::path(options.out_dir) / "input.npz";
+  write_npz(input_path, {{"data", input}}, /*compress=*/true);
+  Package package = load_module(package_path.string());
+  GraphExecutor executor = package.create_executor();
+  executor.set_input("data", input);
+  executor.run();
+  Tensor scores = executor.get_output(0).copy();
   std::printf("top-5 classes of output 0 %s:\n", shape_to_string(scores.shape()).c_str());
-  for (int k = 0; k < 5; ++k)
-    std::printf("  class %4lld  score %.6f\n", (long long)ranked[size_t(k)].second,
-                ranked[size_t(k)].first);
-  std::printf("reference executor: %.2f s\n", seconds);
+  for (const auto& [score, index] : top5(scores))
+    std::printf("  class %4lld  score %.6f\n", (long long)index, score);
+  BenchmarkResult timing = executor.benchmark(10, 1);
+  std::printf("latency: median %.2f ms, min %.2f ms over 10 runs (%d threads)\n", timing.median_ms,
+              timing.min_ms, anvil::num_threads());
   fs::path output_path = fs::path(options.out_dir) / "output.npz";
   write_npz(output_path, {{"output_0", scores}}, /*compress=*/false);
-  print_tensor_file_summary(output_path.string());
+
+  std::printf("\n== 4. check against the reference executor\n");
+  std::vector<Tensor> args{input};
+  for (const auto& [name, tensor] : w.params) args.push_back(tensor);
+  start = std::chrono::steady_clock::now();
+  Tensor expected = reference::Interpreter(w.mod).run(args).at(0);
+  double max_diff = 0;
+  for (int64_t i = 0; i < scores.numel(); ++i)
+    max_diff = std::max(max_diff, std::abs(scores.get_as_double(i) - expected.get_as_double(i)));
+  bool same_top1 = top5(scores)[0].second == top5(expected)[0].second;
+  std::printf("reference executor: %.2f s; max |difference| %.3g; same top-1: %s\n",
+              seconds_since(start), max_diff, same_top1 ? "yes" : "no");
+  std::printf("files: %s, %s, %s\n", package_path.c_str(), input_path.c_str(), output_path.c_str());
+  if (!same_top1) throw_error("demo: the compiled model disagrees with the reference executor");
 }
 
 }  // namespace

@@ -18,6 +18,9 @@ void add_print_ir_command(CLI::App& app);
 // Adds `anvil run MODEL`: runs a model on inputs from .npz and writes its outputs.
 void add_run_command(CLI::App& app);
 
+// Adds `anvil compile MODEL`: builds a model into a package (.tar or .so).
+void add_compile_command(CLI::App& app);
+
 // Adds `anvil demo`: anvil's main job on a built-in network, end to end.
 void add_demo_command(CLI::App& app);
 

@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
   anvil::cli::add_inspect_command(app);
   anvil::cli::add_print_ir_command(app);
   anvil::cli::add_demo_command(app);
+  anvil::cli::add_compile_command(app);
   anvil::cli::add_run_command(app);
 
   try {

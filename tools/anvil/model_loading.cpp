@@ -101,6 +101,21 @@ std::vector<Tensor> match_inputs(const frontend::ImportedModel& model,
   return result;
 }
 
+Tensor fill_tensor(const std::vector<int64_t>& shape, DataType dtype, const std::string& mode,
+                   std::mt19937_64& rng) {
+  Tensor t = Tensor::empty(shape, dtype);
+  if (mode == "random") {
+    std::uniform_real_distribution<double> uniform(0.0, 1.0);
+    bool integer = dtype.is_int() || dtype.is_uint() || dtype.is_bool();
+    for (int64_t k = 0; k < t.numel(); ++k)
+      t.set_from_double(
+          k, integer ? double(int64_t(uniform(rng) * (dtype.is_bool() ? 2 : 10))) : uniform(rng));
+  } else {
+    t.fill(mode == "ones" ? 1.0 : 0.0);
+  }
+  return t;
+}
+
 std::vector<std::pair<std::string, Tensor>> fill_inputs(const frontend::ImportedModel& model,
                                                         const std::string& mode) {
   std::vector<std::pair<std::string, Tensor>> result;
@@ -112,18 +127,7 @@ std::vector<std::pair<std::string, Tensor>> fill_inputs(const frontend::Imported
       throw_error("input '", model.input_names[i], "' has no static shape (",
                   ir::type_to_string(ir::Type(&type)),
                   "); give its values with --inputs or its shape with --input-shapes");
-    Tensor t = Tensor::empty(*shape, type.dtype);
-    if (mode == "random") {
-      std::uniform_real_distribution<double> uniform(0.0, 1.0);
-      bool integer = type.dtype.is_int() || type.dtype.is_uint() || type.dtype.is_bool();
-      for (int64_t k = 0; k < t.numel(); ++k)
-        t.set_from_double(k, integer
-                                 ? double(int64_t(uniform(rng) * (type.dtype.is_bool() ? 2 : 10)))
-                                 : uniform(rng));
-    } else {
-      t.fill(mode == "ones" ? 1.0 : 0.0);
-    }
-    result.emplace_back(model.input_names[i], t);
+    result.emplace_back(model.input_names[i], fill_tensor(*shape, type.dtype, mode, rng));
   }
   return result;
 }

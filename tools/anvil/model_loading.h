@@ -2,6 +2,7 @@
 // --input-shapes flag, and checking user inputs against a model's signature.
 #pragma once
 
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,6 +24,10 @@ frontend::ImportedModel load_onnx_model(const std::string& path, const ShapeDict
 // missing names are errors naming the input.
 std::vector<Tensor> match_inputs(const frontend::ImportedModel& model,
                                  const std::vector<std::pair<std::string, Tensor>>& given);
+
+// A tensor filled by mode ("zeros", "ones" or "random" from rng).
+Tensor fill_tensor(const std::vector<int64_t>& shape, DataType dtype, const std::string& mode,
+                   std::mt19937_64& rng);
 
 // Inputs filled by mode ("zeros", "ones" or "random", seeded), for models whose input shapes are
 // static.

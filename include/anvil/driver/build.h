@@ -1,0 +1,63 @@
+// build(): the whole compiler in one call (TVM's relay.build). An imported or hand-built
+// module goes through the graph passes of the opt level, each fused group is lowered to a
+// kernel, the kernels are compiled, and the graph is planned into graph JSON.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "anvil/ir/ir.h"
+#include "anvil/runtime/graph_executor.h"
+#include "anvil/runtime/module.h"
+#include "anvil/runtime/package.h"
+#include "anvil/transform/pass.h"
+
+namespace anvil::driver {
+
+// A PassContext at opt level 3.
+inline transform::PassContext default_pass_context() {
+  transform::PassContext ctx;
+  ctx.opt_level = 3;
+  return ctx;
+}
+
+struct BuildOptions {
+  // "llvm [-mcpu=... -mattr=...]" (host CPU by default) or "c".
+  std::string target = "llvm";
+  // Passes, opt level and dumps.
+  transform::PassContext pass_context = default_pass_context();
+  // Print the lowered tensor IR of every kernel to stderr.
+  bool print_tir = false;
+};
+
+// What build() returns (TVM's executor factory): the graph, the compiled kernels, the params
+// left after constant folding, and the lowered PrimFuncs kept for export.
+class BuiltModule {
+ public:
+  const std::string& graph_json() const;
+  const Module& lib() const;
+  const std::vector<std::pair<std::string, Tensor>>& params() const;
+  // A graph executor with the params loaded.
+  GraphExecutor create_executor() const;
+  // The package parts (graph JSON, kernel library, params).
+  Package package() const;
+  // Writes x.tar (mod.so, mod.json, mod.params) or x.so (self-contained), chosen by
+  // extension; anything else is an Error. The file appears whole or not at all.
+  void export_library(const std::string& path) const;
+
+  struct Impl;
+  explicit BuiltModule(std::shared_ptr<const Impl> impl);
+
+ private:
+  std::shared_ptr<const Impl> impl_;
+};
+
+// Builds @main of mod with params bound as constants. Throws Error for unsupported ops (all
+// listed at once), dynamic shapes, or a bad target.
+BuiltModule build(const ir::IRModule& mod,
+                  const std::vector<std::pair<std::string, Tensor>>& params,
+                  const BuildOptions& options = {});
+
+}  // namespace anvil::driver

@@ -1,0 +1,30 @@
+// Lowering of fused groups: a primitive graph function (one group of FuseOps) becomes one
+// PrimFunc in scheduled form, built from each op's TE compute (anvil/topi/topi.h) and
+// scheduled by the anchor op's hand-written schedule or the generic default.
+#pragma once
+
+#include <string>
+
+#include "anvil/ir/ir.h"
+#include "anvil/tir/tir.h"
+
+namespace anvil::lower {
+
+struct LowerGroupOptions {
+  int vector_bits = 512;             // SIMD width of the target
+  std::string target_kind = "llvm";  // "llvm" or "c"
+  bool schedule = true;              // false: leave the naive loop nests (for debugging)
+};
+
+// The PrimFunc computing fn, named `name` (global symbol). fn is a typed Function with static
+// shapes whose body is calls of ops on its params, rank-0 constants, tuples and
+// TupleGetItem. Parameters: one buffer per fn param, then one per output (one per tuple
+// field when fn returns a tuple). Throws Error naming the op when an op has no compute.
+tir::PrimFunc lower_primitive(const ir::Function& fn, const std::string& name,
+                              const LowerGroupOptions& options = {});
+
+// A readable kernel name for fn: "fused_" + the op names of its calls joined by "_" with dots
+// replaced ("fused_nn_conv2d_add_nn_relu"), shortened past 80 characters.
+std::string kernel_name_hint(const ir::Function& fn);
+
+}  // namespace anvil::lower

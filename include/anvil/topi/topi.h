@@ -1,0 +1,80 @@
+// Operator lowering (TVM's TOPI): for each operator of the op table, a tensor-expression
+// compute that builds its outputs from te placeholders, and optionally a hand-written
+// schedule for the fused kernel it anchors. Both live beside the op table as per-op entries,
+// registered by the family files in src/topi/.
+#pragma once
+
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "anvil/ir/ir.h"
+#include "anvil/te/te.h"
+#include "anvil/tir/schedule.h"
+
+namespace anvil::topi {
+
+// What a compute sees: the call (its attrs), one te tensor per argument of the call (an
+// omitted optional input is a null te::Tensor) and the call's inferred output type, whose
+// shapes are static by the time lowering runs.
+struct ComputeArgs {
+  const ir::CallNode& call;
+  std::span<const te::Tensor> inputs;
+  const ir::Type& out_type;
+
+  // The call's attrs as T (the op's defaults when the call has none).
+  template <typename T>
+  const T& attrs_as() const {
+    const T* typed = dynamic_cast<const T*>(attrs_node());
+    ANVIL_ICHECK(typed != nullptr, op_name(), " expects attrs ", T::kTypeKey);
+    return *typed;
+  }
+  const ir::AttrsNode* attrs_node() const;
+  // Number of outputs: 1 for a tensor type, the field count for a tuple type.
+  size_t num_outputs() const;
+  // The shape of output i (a field of a tuple output) as index expressions.
+  std::vector<tir::PrimExpr> out_shape(size_t i = 0) const;
+  // The dtype of output i.
+  DataType out_dtype(size_t i = 0) const;
+  // The op's name, for tensor names and messages.
+  const std::string& op_name() const;
+};
+
+// Builds an op's outputs: one tensor, or one per field of a tuple output, in order.
+using ComputeFn = std::function<std::vector<te::Tensor>(const ComputeArgs&)>;
+
+// Attaches the compute of an op to its row of the op table (replacing an earlier one).
+void register_compute(std::string_view op_name, ComputeFn compute);
+
+// The compute of an op, or nullptr; registers every family on first use.
+const ComputeFn* find_compute(std::string_view op_name);
+
+// Names of the ops in the op table that have no compute, sorted.
+std::vector<std::string> ops_without_compute();
+
+// What an anchor schedule sees. The PrimFunc being scheduled computes one fused group; every
+// injective producer has already been inlined. `anchor_block` computes the anchor op's
+// output (the op whose schedule this is); `epilogue_blocks` are the blocks after it that
+// consume it elementwise, in program order (the last one writes the group's output; empty
+// when the anchor itself writes it).
+struct ScheduleArgs {
+  const ir::CallNode& anchor;
+  std::string anchor_block;
+  std::vector<std::string> epilogue_blocks;
+  int vector_bits = 512;    // the target's SIMD width in bits (128, 256, 512)
+  std::string target_kind;  // "llvm" or "c"
+};
+
+// Rewrites the fused group's schedule around its anchor (tiling, vectorizing, parallel
+// loops, placing the epilogue blocks). Must leave the function in scheduled form.
+using ScheduleFn = std::function<void(tir::Schedule&, const ScheduleArgs&)>;
+
+// Attaches a hand-written schedule to an op for the llvm/c targets on x86.
+void register_schedule(std::string_view op_name, ScheduleFn schedule);
+
+// The hand-written schedule of an op, or nullptr.
+const ScheduleFn* find_schedule(std::string_view op_name);
+
+}  // namespace anvil::topi

@@ -1,0 +1,66 @@
+// The graph passes (src/transform/, one per file). Each takes a typed module (ir::infer_type)
+// and returns a typed module; a pass that changes nothing returns the same functions. Every
+// pass rewrites each graph Function of the module (PrimFuncs are left alone) unless it says
+// otherwise. The order they run in is written once, in src/driver/pipeline.cpp.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "anvil/ir/ir.h"
+
+namespace anvil::transform {
+
+// Replaces the named parameters of @main by constants holding the given tensors (TVM's
+// bind_params_by_name); parameters not named stay parameters. Throws Error naming a
+// parameter whose shape or dtype differs from the tensor.
+ir::IRModule bind_params(const ir::IRModule& mod,
+                         const std::vector<std::pair<std::string, Tensor>>& params);
+
+// Inference-time simplification: nn.batch_norm(x, g, b, m, v).0 becomes
+// x * (g / sqrt(v + eps)) + (b - m * g / sqrt(v + eps)) along the batch-norm axis (shift and
+// scale as broadcasting multiply/add); nn.dropout(x).0 becomes x; layer_norm, instance_norm,
+// group_norm and l2_normalize stay as they are.
+ir::IRModule simplify_inference(const ir::IRModule& mod);
+
+// Evaluates every call whose arguments are all constants with the reference kernels and
+// replaces it by a constant (also through tuples and TupleGetItem). Calls of ops with side
+// effects or random output, and calls whose result would exceed `max_bytes`, are kept.
+ir::IRModule fold_constant(const ir::IRModule& mod, int64_t max_bytes = int64_t(1) << 30);
+
+// Merges calls of the same op with the same attrs and structurally equal arguments (and
+// equal constants), keeping the first.
+ir::IRModule eliminate_common_subexpr(const ir::IRModule& mod);
+
+// Folds a constant per-output-channel scale into the constant weights of the nn.conv2d /
+// nn.dense that produces its input: conv(x, w) * s becomes conv(x, w * s) when s broadcasts
+// along the output-channel axis only (also across an nn.relu when every scale is positive).
+ir::IRModule fold_scale_axis(const ir::IRModule& mod);
+
+// Algebraic clean-ups: x + 0, x * 1, x - 0, x / 1 removed when shapes allow; reshape of
+// reshape merged; reshape/squeeze/expand_dims to the same shape removed; transpose of
+// transpose merged (identity removed); cast to the same dtype removed; consecutive
+// layout_transforms that cancel removed.
+ir::IRModule simplify_expr(const ir::IRModule& mod);
+
+// For x86: nn.conv2d in NCHW with float32 becomes layout_transform(NCHW -> NCHW{c}c) ->
+// nn.contrib_conv2d_NCHWc (weights re-packed as OIHW{i}i{o}o constants at compile time) ->
+// layout_transform back; elementwise and broadcast ops between two such convolutions are
+// moved into the blocked layout (their constant operands re-laid-out) so that the transforms
+// meet and cancel. vector_lanes is the number of float32 lanes of the target (16 for
+// AVX-512). Only @main is rewritten.
+ir::IRModule alter_op_layout(const ir::IRModule& mod, int vector_lanes);
+
+// Groups @main's calls into fused primitive functions by op pattern and post-dominator
+// analysis, as TVM's FuseOps does: each call in @main's body becomes a call of a
+// FunctionNode with attr "Primitive" = 1 whose params are the group's inputs. The arguments
+// of the group calls are @main's parameters, other group calls (or TupleGetItem of them),
+// and constants of rank >= 1 (kept outside the groups so they become runtime params); rank-0
+// constants stay inside the group that uses them. fuse_opt_level 0 puts every call in a
+// group of its own. Ops are never grouped across an opaque op; each group has one
+// anchor (at most one op of pattern >= OutEWiseFusable), and the groups are at most
+// `max_depth` calls deep. Calls of call_tir / call_dps_packed are left as they are.
+ir::IRModule fuse_ops(const ir::IRModule& mod, int fuse_opt_level, int max_depth = 256);
+
+}  // namespace anvil::transform

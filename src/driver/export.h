@@ -1,0 +1,22 @@
+// Writing packages (export_library): .tar (mod.so, mod.json, mod.params) or one
+// self-contained .so; docs/artifact-format.md describes both.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "anvil/codegen/target.h"
+#include "anvil/runtime/tensor.h"
+#include "anvil/tir/tir.h"
+
+namespace anvil::driver {
+
+// Writes the package at path, the format chosen by the extension (.tar or .so; anything else
+// is an Error). lowered_funcs are compiled for target into the kernel library. The file
+// appears whole or not at all.
+void export_package(const std::string& path, const std::string& graph_json,
+                    const std::vector<tir::PrimFunc>& lowered_funcs, const codegen::Target& target,
+                    const std::vector<std::pair<std::string, Tensor>>& params);
+
+}  // namespace anvil::driver

@@ -1,0 +1,234 @@
+// The default schedule of a fused group. Every step is a schedule primitive, which checks
+// its own legality; a step that is refused leaves the function as it was, so the schedule
+// can only change speed, never results.
+#include "lower/default_schedule.h"
+
+#include <unordered_set>
+
+#include "anvil/ir/op.h"
+#include "anvil/tir/functor.h"
+#include "anvil/tir/schedule.h"
+#include "anvil/topi/topi.h"
+
+namespace anvil::lower {
+namespace {
+
+using tir::BlockRV;
+using tir::LoopRV;
+using tir::Schedule;
+
+// Parallel loops below this many output elements cost more to launch than they save.
+constexpr int64_t kMinParallelElements = 4096;
+
+const tir::BlockNode* find_block(const tir::PrimFunc& func, const std::string& name) {
+  const tir::BlockNode* found = nullptr;
+  tir::pre_order_visit(
+      func->body, [](const tir::PrimExpr&) {},
+      [&](const tir::Stmt& s) {
+        if (const auto* block = tir::as<tir::BlockNode>(s))
+          if (block->name == name) found = block;
+      });
+  ANVIL_ICHECK(found, "no block named ", name);
+  return found;
+}
+
+const tir::ForNode* find_loop(const tir::PrimFunc& func, const tir::Var& var) {
+  const tir::ForNode* found = nullptr;
+  tir::pre_order_visit(
+      func->body, [](const tir::PrimExpr&) {},
+      [&](const tir::Stmt& s) {
+        if (const auto* loop = tir::as<tir::ForNode>(s))
+          if (loop->loop_var.get() == var.get()) found = loop;
+      });
+  ANVIL_ICHECK(found, "no loop over ", var->name);
+  return found;
+}
+
+std::optional<int64_t> const_extent(const Schedule& sch, const LoopRV& loop) {
+  const tir::ForNode* node = find_loop(sch.func(), loop.var);
+  if (const auto* imm = tir::as<tir::IntImmNode>(node->extent)) return imm->value;
+  return std::nullopt;
+}
+
+bool has_reduce_vars(const tir::BlockNode& block) {
+  for (const tir::IterVar& iv : block.iter_vars)
+    if (iv.kind == tir::IterKind::Reduce) return true;
+  return false;
+}
+
+int spatial_count(const tir::BlockNode& block) {
+  int n = 0;
+  for (const tir::IterVar& iv : block.iter_vars) n += iv.kind == tir::IterKind::Spatial;
+  return n;
+}
+
+// Applies step to a copy of the schedule and keeps the result only if every primitive in
+// it was accepted.
+template <typename Step>
+bool try_step(Schedule& sch, Step step) {
+  Schedule attempt = sch;
+  try {
+    step(attempt);
+  } catch (const Error&) {
+    return false;
+  }
+  sch = attempt;
+  return true;
+}
+
+// The vector width for an innermost loop of `extent` elements of `bits` each.
+int64_t pick_vector_width(int64_t extent, int bits, int vector_bits) {
+  int64_t lanes = std::max<int64_t>(1, vector_bits / std::max(bits, 8));
+  if (extent <= 1) return 1;
+  if (extent <= lanes) return extent;
+  for (int64_t v = lanes; v >= 4; --v)
+    if (extent % v == 0) return v;
+  return 1;
+}
+
+std::unordered_set<const tir::BufferNode*> output_buffers(const tir::PrimFunc& func,
+                                                          size_t num_outputs) {
+  std::unordered_set<const tir::BufferNode*> outs;
+  size_t n = func->buffer_map.size();
+  for (size_t i = n - num_outputs; i < n; ++i) outs.insert(func->buffer_map[i].second.get());
+  return outs;
+}
+
+bool writes_any(const tir::BlockNode& block,
+                const std::unordered_set<const tir::BufferNode*>& buffers) {
+  for (const tir::BufferRegion& region : block.writes)
+    if (buffers.count(region.buffer.get())) return true;
+  return false;
+}
+
+// Parallel and vectorized loops for one block of the generic schedule.
+void schedule_block_generic(Schedule& sch, const std::string& name, int vector_bits) {
+  const tir::BlockNode* block = find_block(sch.func(), name);
+  int num_spatial = spatial_count(*block);
+  bool reduces = has_reduce_vars(*block);
+  int bits = block->writes.empty() ? 32 : block->writes[0].buffer->dtype.bits;
+  std::vector<LoopRV> loops = sch.get_loops(sch.get_block(name));
+  if (num_spatial == 0 || int(loops.size()) < num_spatial) return;
+  std::vector<LoopRV> spatial(loops.begin(), loops.begin() + num_spatial);
+  std::vector<LoopRV> reduce(loops.begin() + num_spatial, loops.end());
+
+  int64_t total = 1;
+  for (const LoopRV& loop : spatial) total *= const_extent(sch, loop).value_or(1);
+
+  // Vectorize the innermost spatial loop; under a reduction it moves below the reduce loops
+  // and the init is split off first, so the update is a vector multiply-accumulate.
+  LoopRV inner = spatial.back();
+  std::optional<LoopRV> outer_of_inner;
+  int64_t extent = const_extent(sch, inner).value_or(0);
+  int64_t width = extent > 0 ? pick_vector_width(extent, bits, vector_bits) : 1;
+  if (width > 1) {
+    try_step(sch, [&](Schedule& s) {
+      LoopRV vec = inner;
+      if (width < extent) {
+        std::vector<LoopRV> parts = s.split(inner, {nullptr, tir::make_int(width)});
+        outer_of_inner = parts[0];
+        vec = parts[1];
+      }
+      if (reduces && !reduce.empty()) {
+        std::vector<LoopRV> order = reduce;
+        order.push_back(vec);
+        s.reorder(order);
+        BlockRV init = s.decompose_reduction(s.get_block(name), reduce.front());
+        std::vector<LoopRV> init_loops = s.get_loops(init);
+        if (!init_loops.empty()) {
+          const tir::ForNode* last = find_loop(s.func(), init_loops.back().var);
+          if (const auto* imm = tir::as<tir::IntImmNode>(last->extent); imm && imm->value == width)
+            s.vectorize(init_loops.back());
+        }
+      }
+      s.vectorize(vec);
+    });
+  }
+
+  // Parallel over the leading spatial loops (fused) when there is enough work.
+  if (total < kMinParallelElements) return;
+  std::vector<LoopRV> leading(spatial.begin(), spatial.end() - 1);
+  if (outer_of_inner && leading.empty()) leading.push_back(*outer_of_inner);
+  if (leading.empty()) return;
+  // Fuse only as many leading loops as needed for a few tasks per thread.
+  std::vector<LoopRV> to_fuse;
+  int64_t product = 1;
+  for (const LoopRV& loop : leading) {
+    to_fuse.push_back(loop);
+    product *= const_extent(sch, loop).value_or(1);
+    if (product >= 64) break;
+  }
+  try_step(sch, [&](Schedule& s) {
+    LoopRV fused = to_fuse.size() == 1 ? to_fuse[0] : s.fuse(to_fuse);
+    s.parallel(fused);
+  });
+}
+
+// The call of the group's anchor op (the op of highest pattern, if >= CommReduce).
+const ir::CallNode* find_anchor(const ir::Function& fn) {
+  const ir::CallNode* anchor = nullptr;
+  int best = int(ir::OpPattern::CommReduce) - 1;
+  std::unordered_set<const ir::ExprNode*> seen;
+  std::function<void(const ir::Expr&)> visit = [&](const ir::Expr& e) {
+    if (!e || !seen.insert(e.get()).second) return;
+    if (const auto* call = ir::as<ir::CallNode>(e)) {
+      for (const ir::Expr& arg : call->args) visit(arg);
+      if (const ir::OpNode* op = call->op()) {
+        int pattern = int(op->def->pattern);
+        if (pattern != int(ir::OpPattern::Opaque) && pattern != int(ir::OpPattern::Tuple) &&
+            pattern > best) {
+          best = pattern;
+          anchor = call;
+        }
+      }
+    } else if (const auto* tuple = ir::as<ir::TupleNode>(e)) {
+      for (const ir::Expr& f : tuple->fields) visit(f);
+    } else if (const auto* get = ir::as<ir::TupleGetItemNode>(e)) {
+      visit(get->tuple);
+    }
+  };
+  visit(fn->body);
+  return anchor;
+}
+
+size_t count_outputs(const ir::Function& fn) {
+  const ir::Type& type = fn->body->checked_type;
+  if (const auto* tuple = ir::as<ir::TupleTypeNode>(type)) return tuple->fields.size();
+  return 1;
+}
+
+}  // namespace
+
+tir::PrimFunc schedule_group(const tir::PrimFunc& func, const ir::Function& fn,
+                             const LowerGroupOptions& options) {
+  Schedule sch(func);
+  auto outputs = output_buffers(func, count_outputs(fn));
+
+  // Inline every producer that is neither an output nor a reduction.
+  for (const BlockRV& block : sch.get_child_blocks(sch.get_block("root"))) {
+    const tir::BlockNode* node = find_block(sch.func(), block.name);
+    if (writes_any(*node, outputs) || has_reduce_vars(*node)) continue;
+    try_step(sch, [&](Schedule& s) { s.compute_inline(block); });
+  }
+
+  std::vector<BlockRV> remaining = sch.get_child_blocks(sch.get_block("root"));
+  // The anchor block: the last reduction, else the first block.
+  int anchor_index = 0;
+  for (size_t i = 0; i < remaining.size(); ++i)
+    if (has_reduce_vars(*find_block(sch.func(), remaining[i].name))) anchor_index = int(i);
+
+  if (const ir::CallNode* anchor = find_anchor(fn)) {
+    if (const topi::ScheduleFn* custom = topi::find_schedule(anchor->op()->name)) {
+      topi::ScheduleArgs args{
+          *anchor, remaining[anchor_index].name, {}, options.vector_bits, options.target_kind};
+      for (size_t i = anchor_index + 1; i < remaining.size(); ++i)
+        args.epilogue_blocks.push_back(remaining[i].name);
+      if (try_step(sch, [&](Schedule& s) { (*custom)(s, args); })) return sch.func();
+    }
+  }
+  for (const BlockRV& block : remaining)
+    schedule_block_generic(sch, block.name, options.vector_bits);
+  return sch.func();
+}
+
+}  // namespace anvil::lower

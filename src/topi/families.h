@@ -1,0 +1,14 @@
+// The family files of src/topi/ each register their computes (and schedules) through one
+// function; registry.cpp calls them all once, on first use of the table.
+#pragma once
+
+namespace anvil::topi {
+
+void register_elemwise_computes();   // elemwise.cpp: unary/binary math, activations, cast, where
+void register_reduce_computes();     // reduce.cpp: sum/mean/max/..., arg reductions, softmax family
+void register_transform_computes();  // transform.cpp: reshape, transpose, concat, split, ...
+void register_index_computes();      // index.cpp: take, gather, one_hot, creation ops, ...
+void register_nn_computes();         // nn.cpp: conv, dense, matmul, pool, norms, resize
+void register_x86_schedules();       // x86/schedules.cpp: hand-written x86 anchor schedules
+
+}  // namespace anvil::topi

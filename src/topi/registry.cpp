@@ -1,0 +1,103 @@
+// Computes and schedules hang off the op table rows under their own keys, so the op table
+// stays the one place that lists operators.
+#include <algorithm>
+#include <mutex>
+
+#include "anvil/ir/op.h"
+#include "anvil/topi/topi.h"
+#include "topi/families.h"
+
+namespace anvil::topi {
+namespace {
+
+constexpr const char* kComputeKey = "te_compute";
+constexpr const char* kScheduleKey = "x86_schedule";
+
+void register_all_families() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    register_elemwise_computes();
+    register_reduce_computes();
+    register_transform_computes();
+    register_index_computes();
+    register_nn_computes();
+    register_x86_schedules();
+  });
+}
+
+const ir::TensorTypeNode& output_type(const ir::Type& out_type, size_t i, const std::string& op) {
+  const ir::TensorTypeNode* tensor = nullptr;
+  if (const auto* tuple = ir::as<ir::TupleTypeNode>(out_type)) {
+    ANVIL_ICHECK(i < tuple->fields.size(), op, ": output ", i, " of ", tuple->fields.size());
+    tensor = ir::as<ir::TensorTypeNode>(tuple->fields[i]);
+  } else {
+    ANVIL_ICHECK(i == 0, op, ": output ", i, " of a single-output op");
+    tensor = ir::as<ir::TensorTypeNode>(out_type);
+  }
+  ANVIL_ICHECK(tensor && tensor->has_shape(), op, ": output ", i, " is not a ranked tensor");
+  return *tensor;
+}
+
+}  // namespace
+
+size_t ComputeArgs::num_outputs() const {
+  if (const auto* tuple = ir::as<ir::TupleTypeNode>(out_type)) return tuple->fields.size();
+  return 1;
+}
+
+std::vector<tir::PrimExpr> ComputeArgs::out_shape(size_t i) const {
+  const ir::TensorTypeNode& type = output_type(out_type, i, op_name());
+  std::vector<tir::PrimExpr> shape;
+  for (const ir::Dim& dim : *type.shape) {
+    auto value = dim.as_int();
+    if (!value) throw_error(op_name(), ": output dim ", dim.to_string(), " is not static");
+    shape.push_back(tir::make_int(*value));
+  }
+  return shape;
+}
+
+DataType ComputeArgs::out_dtype(size_t i) const {
+  return output_type(out_type, i, op_name()).dtype;
+}
+
+const ir::AttrsNode* ComputeArgs::attrs_node() const {
+  if (call.attrs) return call.attrs.get();
+  const ir::OpNode* op = call.op();
+  return op ? op->def->default_attrs.get() : nullptr;
+}
+
+const std::string& ComputeArgs::op_name() const {
+  static const std::string unknown = "<call>";
+  const ir::OpNode* op = call.op();
+  return op ? op->name : unknown;
+}
+
+void register_compute(std::string_view op_name, ComputeFn compute) {
+  ir::OpTable::global().get_mutable(op_name).set_extra(kComputeKey, std::move(compute));
+}
+
+const ComputeFn* find_compute(std::string_view op_name) {
+  register_all_families();
+  const ir::OpDef* def = ir::OpTable::global().find(op_name);
+  return def ? def->get_extra<ComputeFn>(kComputeKey) : nullptr;
+}
+
+std::vector<std::string> ops_without_compute() {
+  register_all_families();
+  std::vector<std::string> missing;
+  for (const ir::OpDef* def : ir::OpTable::global().list())
+    if (!def->get_extra<ComputeFn>(kComputeKey)) missing.push_back(def->name);
+  return missing;
+}
+
+void register_schedule(std::string_view op_name, ScheduleFn schedule) {
+  ir::OpTable::global().get_mutable(op_name).set_extra(kScheduleKey, std::move(schedule));
+}
+
+const ScheduleFn* find_schedule(std::string_view op_name) {
+  register_all_families();
+  const ir::OpDef* def = ir::OpTable::global().find(op_name);
+  return def ? def->get_extra<ScheduleFn>(kScheduleKey) : nullptr;
+}
+
+}  // namespace anvil::topi

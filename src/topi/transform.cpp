@@ -1,0 +1,126 @@
+// Computes of the transform family's shape-changing ops: reshape and its relatives (squeeze,
+// expand_dims, flatten, nn.batch_flatten), transpose, broadcast_to, tile, repeat, reverse.
+// Each output element reads one input element; the compute is the index map.
+#include "anvil/ir/attrs/transform.h"
+
+#include "topi/families.h"
+#include "topi/transform_util.h"
+
+namespace anvil::topi {
+namespace transform {
+namespace {
+
+// reshape, squeeze, expand_dims, flatten and nn.batch_flatten keep the row-major element
+// order, so the output's shape (from the type) is all they need.
+std::vector<te::Tensor> reshape_like(const ComputeArgs& args) {
+  const te::Tensor& data = args.inputs[0];
+  std::vector<int64_t> in_shape = static_shape(data);
+  std::vector<int64_t> out_shape = static_out_shape(args);
+  return {gather_compute(
+      data, out_shape,
+      [=](const std::vector<PrimExpr>& out) { return reshape_source(out, out_shape, in_shape); },
+      tensor_name(args))};
+}
+
+std::vector<te::Tensor> transpose(const ComputeArgs& args) {
+  const te::Tensor& data = args.inputs[0];
+  int64_t rank = data.ndim();
+  std::vector<int64_t> perm = args.attrs_as<ir::TransposeAttrs>().axes;
+  if (perm.empty())
+    for (int64_t i = rank - 1; i >= 0; --i) perm.push_back(i);
+  for (int64_t& p : perm) p = wrap_axis(p, rank);
+  return {gather_compute(
+      data, static_out_shape(args),
+      [perm](const std::vector<PrimExpr>& out) {
+        std::vector<PrimExpr> from(perm.size());
+        for (size_t i = 0; i < perm.size(); ++i) from[size_t(perm[i])] = out[i];
+        return from;
+      },
+      tensor_name(args))};
+}
+
+std::vector<te::Tensor> broadcast_to(const ComputeArgs& args) {
+  const te::Tensor& data = args.inputs[0];
+  std::vector<int64_t> in_shape = static_shape(data);
+  std::vector<int64_t> out_shape = static_out_shape(args);
+  size_t offset = out_shape.size() - in_shape.size();
+  return {gather_compute(
+      data, out_shape,
+      [=](const std::vector<PrimExpr>& out) {
+        std::vector<PrimExpr> from;
+        for (size_t i = 0; i < in_shape.size(); ++i)
+          from.push_back(in_shape[i] == 1 ? tir::make_int(0) : out[offset + i]);
+        return from;
+      },
+      tensor_name(args))};
+}
+
+// numpy tile: the shorter of the shape and reps gets leading 1s, so the input's dims line up
+// with the last dims of the output.
+std::vector<te::Tensor> tile(const ComputeArgs& args) {
+  const te::Tensor& data = args.inputs[0];
+  std::vector<int64_t> in_shape = static_shape(data);
+  std::vector<int64_t> out_shape = static_out_shape(args);
+  size_t offset = out_shape.size() - in_shape.size();
+  return {gather_compute(
+      data, out_shape,
+      [=](const std::vector<PrimExpr>& out) {
+        std::vector<PrimExpr> from;
+        for (size_t i = 0; i < in_shape.size(); ++i) {
+          const PrimExpr& o = out[offset + i];
+          bool repeated = out_shape[offset + i] != in_shape[i];
+          from.push_back(repeated ? tir::floormod(o, tir::make_int(in_shape[i])) : o);
+        }
+        return from;
+      },
+      tensor_name(args))};
+}
+
+std::vector<te::Tensor> repeat(const ComputeArgs& args) {
+  const auto& attrs = args.attrs_as<ir::RepeatAttrs>();
+  const te::Tensor& data = args.inputs[0];
+  size_t axis = size_t(wrap_axis(attrs.axis, data.ndim()));
+  int64_t repeats = attrs.repeats;
+  return {gather_compute(
+      data, static_out_shape(args),
+      [=](std::vector<PrimExpr> out) {
+        out[axis] = tir::floordiv(out[axis], tir::make_int(repeats));
+        return out;
+      },
+      tensor_name(args))};
+}
+
+std::vector<te::Tensor> reverse(const ComputeArgs& args) {
+  const te::Tensor& data = args.inputs[0];
+  size_t axis = size_t(wrap_axis(args.attrs_as<ir::ReverseAttrs>().axis, data.ndim()));
+  int64_t last = static_shape(data)[axis] - 1;
+  return {gather_compute(
+      data, static_shape(data),
+      [=](std::vector<PrimExpr> out) {
+        out[axis] = tir::make_int(last) - out[axis];
+        return out;
+      },
+      tensor_name(args))};
+}
+
+}  // namespace
+
+void register_transform_shape_computes() {
+  for (const char* op : {"reshape", "squeeze", "expand_dims", "flatten", "nn.batch_flatten"})
+    register_compute(op, reshape_like);
+  register_compute("transpose", transpose);
+  register_compute("broadcast_to", broadcast_to);
+  register_compute("tile", tile);
+  register_compute("repeat", repeat);
+  register_compute("reverse", reverse);
+}
+
+}  // namespace transform
+
+void register_transform_computes() {
+  transform::register_transform_shape_computes();
+  transform::register_transform_slice_computes();
+  transform::register_transform_layout_computes();
+}
+
+}  // namespace anvil::topi

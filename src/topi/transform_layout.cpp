@@ -1,0 +1,232 @@
+// Computes of the ops whose index maps follow a layout or a small language in an attribute:
+// layout_transform ("NCHW" <-> "NCHW16c", "OIHW" -> "OIHW16i16o"), the sub-pixel
+// rearrangements nn.depth_to_space / nn.space_to_depth (in any layout), nn.pad and einsum.
+#include <algorithm>
+#include <cctype>
+#include <map>
+
+#include "anvil/ir/attrs/nn.h"
+#include "anvil/ir/attrs/transform.h"
+#include "topi/transform_util.h"
+
+namespace anvil::topi::transform {
+namespace {
+
+// An output element of the dst layout reads the element at the same primal coordinates in
+// the src layout: split each dst index into primal coordinates, then regroup them by src.
+std::vector<te::Tensor> layout_transform(const ComputeArgs& args) {
+  const auto& attrs = args.attrs_as<ir::LayoutTransformAttrs>();
+  Layout src(attrs.src_layout), dst(attrs.dst_layout);
+  return {gather_compute(
+      args.inputs[0], static_out_shape(args),
+      [src, dst](const std::vector<PrimExpr>& out) { return src.from_primal(dst.to_primal(out)); },
+      tensor_name(args))};
+}
+
+// depth_to_space (to_space) and space_to_depth in the canonical NCHW order, read and written
+// through the call's layout.
+std::vector<te::Tensor> sub_pixel(const ComputeArgs& args, bool to_space) {
+  const auto& attrs = args.attrs_as<ir::SubPixelAttrs>();
+  const te::Tensor& data = args.inputs[0];
+  Layout layout(attrs.layout);
+  std::vector<int64_t> extent = layout.primal_extents(static_shape(data));
+  int64_t in_channels = extent['C' - 'A'];
+  int64_t b = attrs.block_size;
+  bool crd = attrs.mode == "CRD";
+  return {gather_compute(
+      data, static_out_shape(args),
+      [=](const std::vector<PrimExpr>& out) {
+        std::vector<PrimExpr> o = layout.to_primal(out);
+        PrimExpr& n = o['N' - 'A'];
+        PrimExpr& c = o['C' - 'A'];
+        PrimExpr& h = o['H' - 'A'];
+        PrimExpr& w = o['W' - 'A'];
+        PrimExpr block = tir::make_int(b);
+        std::vector<PrimExpr> in(26);
+        in['N' - 'A'] = n;
+        if (to_space) {
+          PrimExpr i = tir::floormod(h, block), j = tir::floormod(w, block);
+          in['H' - 'A'] = tir::floordiv(h, block);
+          in['W' - 'A'] = tir::floordiv(w, block);
+          // DCR reads the channels as (block row, block column, C'), CRD as (C', row, column).
+          int64_t out_channels = in_channels / (b * b);
+          in['C' - 'A'] =
+              crd ? (c * block + i) * block + j : (i * block + j) * tir::make_int(out_channels) + c;
+        } else {
+          PrimExpr which = tir::floordiv(c, tir::make_int(in_channels));
+          in['C' - 'A'] = tir::floormod(c, tir::make_int(in_channels));
+          in['H' - 'A'] = h * block + tir::floordiv(which, block);
+          in['W' - 'A'] = w * block + tir::floormod(which, block);
+        }
+        return layout.from_primal(in);
+      },
+      tensor_name(args))};
+}
+
+// The input coordinate an output coordinate of a padded axis reads (clamped into the axis:
+// the constant mode selects the pad value outside it, but the load must stay in bounds).
+PrimExpr pad_source(const PrimExpr& o, int64_t before, int64_t n, const std::string& mode) {
+  PrimExpr i = before == 0 ? o : o - tir::make_int(before);
+  if (mode == "reflect" && n > 1) {
+    // Mirror about the edge elements, as often as needed (numpy's np.pad).
+    int64_t period = 2 * (n - 1);
+    PrimExpr r = tir::floormod(i, tir::make_int(period));
+    return tir::select(r < tir::make_int(n), r, tir::make_int(period) - r);
+  }
+  return tir::min(tir::max(i, tir::make_int(0)), tir::make_int(n - 1));
+}
+
+std::vector<te::Tensor> pad(const ComputeArgs& args) {
+  const auto& attrs = args.attrs_as<ir::PadAttrs>();
+  const te::Tensor& data = args.inputs[0];
+  const te::Tensor& pad_value = args.inputs[1];
+  std::vector<int64_t> in_shape = static_shape(data);
+  std::string mode = attrs.pad_mode;
+  std::vector<int64_t> before;
+  for (size_t k = 0; k < in_shape.size(); ++k) before.push_back(attrs.pad_width[2 * k]);
+  bool empty_input = std::find(in_shape.begin(), in_shape.end(), 0) != in_shape.end();
+  return {map_output(args, 0, [=](const std::vector<PrimExpr>& out) {
+    // No input element to read anywhere (only constant mode allows an empty axis).
+    if (empty_input) return convert_like_reference(scalar_value(pad_value), data.dtype());
+    std::vector<PrimExpr> from;
+    PrimExpr inside;  // constant mode: whether the element is one of the input's
+    for (size_t k = 0; k < out.size(); ++k) {
+      from.push_back(pad_source(out[k], before[k], in_shape[k], mode));
+      if (mode != "constant" || (before[k] == 0 && attrs.pad_width[2 * k + 1] == 0)) continue;
+      PrimExpr i = out[k] - tir::make_int(before[k]);
+      PrimExpr in_axis = tir::logical_and(i >= tir::make_int(0), i < tir::make_int(in_shape[k]));
+      inside = inside ? tir::logical_and(inside, in_axis) : in_axis;
+    }
+    PrimExpr value = data.at(from);
+    if (!inside) return value;
+    return tir::select(inside, value,
+                       convert_like_reference(scalar_value(pad_value), data.dtype()));
+  })};
+}
+
+// ---------------------------------------------------------------- einsum
+
+// Labels are numbered: a letter by its character code, the dims an ellipsis stands for by
+// kEllipsisBase + their position among the broadcast dims (as the reference kernel does).
+constexpr int kEllipsisBase = 256;
+
+std::vector<int> parse_term(const std::string& text) {
+  std::vector<int> labels;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text.compare(i, 3, "...") == 0) {
+      labels.push_back(-1);
+      i += 2;
+    } else {
+      labels.push_back(static_cast<unsigned char>(text[i]));
+    }
+  }
+  return labels;
+}
+
+size_t named_count(const std::vector<int>& term) {
+  return size_t(std::count_if(term.begin(), term.end(), [](int l) { return l >= 0; }));
+}
+
+// The label of each dim of an operand of `rank` dims, the ellipsis expanded into the last
+// of `ellipsis_rank` broadcast dims.
+std::vector<int> expand_labels(const std::vector<int>& term, size_t rank, size_t ellipsis_rank) {
+  std::vector<int> labels;
+  size_t own = rank - named_count(term);
+  for (int l : term) {
+    if (l >= 0) {
+      labels.push_back(l);
+      continue;
+    }
+    for (size_t j = 0; j < own; ++j) labels.push_back(kEllipsisBase + int(ellipsis_rank - own + j));
+  }
+  ANVIL_ICHECK(labels.size() == rank, "einsum term does not fit rank ", rank);
+  return labels;
+}
+
+std::vector<te::Tensor> einsum(const ComputeArgs& args) {
+  std::string equation;
+  for (char c : args.attrs_as<ir::EinsumAttrs>().equation)
+    if (!std::isspace(static_cast<unsigned char>(c))) equation += c;
+  size_t arrow = equation.find("->");
+  std::string lhs = equation.substr(0, arrow);
+  std::vector<std::vector<int>> terms;
+  for (size_t start = 0;;) {
+    size_t comma = lhs.find(',', start);
+    terms.push_back(parse_term(lhs.substr(start, comma - start)));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  std::vector<te::Tensor> operands(args.inputs.begin(), args.inputs.end());
+  ANVIL_ICHECK(terms.size() == operands.size(), "einsum terms vs operands");
+
+  size_t ellipsis_rank = 0;
+  for (size_t k = 0; k < terms.size(); ++k) {
+    bool has_ellipsis = std::find(terms[k].begin(), terms[k].end(), -1) != terms[k].end();
+    if (has_ellipsis)
+      ellipsis_rank = std::max(ellipsis_rank, size_t(operands[k].ndim()) - named_count(terms[k]));
+  }
+  std::vector<std::vector<int>> labels;
+  std::vector<std::vector<int64_t>> shapes;
+  std::map<int, int64_t> size;
+  std::map<int, int> uses;
+  for (size_t k = 0; k < terms.size(); ++k) {
+    shapes.push_back(static_shape(operands[k]));
+    labels.push_back(expand_labels(terms[k], shapes[k].size(), ellipsis_rank));
+    for (size_t d = 0; d < labels[k].size(); ++d) {
+      int l = labels[k][d];
+      ++uses[l];
+      auto [it, inserted] = size.emplace(l, shapes[k][d]);
+      if (!inserted && it->second == 1) it->second = shapes[k][d];  // a 1 broadcasts
+    }
+  }
+  std::vector<int> out_labels;
+  if (arrow == std::string::npos) {
+    for (size_t j = 0; j < ellipsis_rank; ++j) out_labels.push_back(kEllipsisBase + int(j));
+    for (const auto& [l, count] : uses)
+      if (l < kEllipsisBase && count == 1) out_labels.push_back(l);
+  } else {
+    for (int l : parse_term(equation.substr(arrow + 2))) {
+      if (l >= 0) {
+        out_labels.push_back(l);
+        continue;
+      }
+      for (size_t j = 0; j < ellipsis_rank; ++j) out_labels.push_back(kEllipsisBase + int(j));
+    }
+  }
+  std::vector<tir::IterVar> reduce_axes;
+  std::map<int, PrimExpr> summed;  // label -> its reduction variable
+  for (const auto& [l, extent] : size) {
+    if (std::find(out_labels.begin(), out_labels.end(), l) != out_labels.end()) continue;
+    std::string name = l < kEllipsisBase ? std::string(1, char(l)) + "_sum"
+                                         : "e" + std::to_string(l - kEllipsisBase) + "_sum";
+    reduce_axes.push_back(te::reduce_axis(tir::make_int(extent), name));
+    summed[l] = reduce_axes.back().var;
+  }
+  return {map_output(args, 0, [=](const std::vector<PrimExpr>& out) {
+    std::map<int, PrimExpr> value = summed;
+    for (size_t i = 0; i < out_labels.size(); ++i) value[out_labels[i]] = out[i];
+    PrimExpr product;
+    for (size_t k = 0; k < operands.size(); ++k) {
+      std::vector<PrimExpr> index;
+      for (size_t d = 0; d < labels[k].size(); ++d)
+        index.push_back(shapes[k][d] == 1 ? tir::make_int(0) : value.at(labels[k][d]));
+      PrimExpr element = operands[k].at(index);
+      product = product ? product * element : element;
+    }
+    return reduce_axes.empty() ? product : tir::sum(product, reduce_axes);
+  })};
+}
+
+}  // namespace
+
+void register_transform_layout_computes() {
+  register_compute("layout_transform", layout_transform);
+  register_compute("nn.depth_to_space",
+                   [](const ComputeArgs& args) { return sub_pixel(args, true); });
+  register_compute("nn.space_to_depth",
+                   [](const ComputeArgs& args) { return sub_pixel(args, false); });
+  register_compute("nn.pad", pad);
+  register_compute("einsum", einsum);
+}
+
+}  // namespace anvil::topi::transform

@@ -1,0 +1,166 @@
+// Computes of the transform family's joining and slicing ops: concatenate, split,
+// strided_slice, reverse_sequence and trilu.
+#include <algorithm>
+#include <limits>
+
+#include "anvil/ir/attrs/transform.h"
+#include "topi/transform_util.h"
+
+namespace anvil::topi::transform {
+namespace {
+
+// One output element per call of select, from the last part backwards. Every part's index
+// is clamped into range: select evaluates both sides, so a load must stay in bounds even on
+// the side that is not taken.
+std::vector<te::Tensor> concatenate(const ComputeArgs& args) {
+  std::vector<te::Tensor> parts(args.inputs.begin(), args.inputs.end());
+  ANVIL_ICHECK(!parts.empty(), "concatenate of nothing");
+  std::vector<int64_t> out_shape = static_out_shape(args);
+  size_t axis =
+      size_t(wrap_axis(args.attrs_as<ir::ConcatenateAttrs>().axis, int64_t(out_shape.size())));
+  std::vector<int64_t> offsets, sizes;
+  int64_t offset = 0;
+  std::vector<te::Tensor> nonempty;
+  for (const te::Tensor& part : parts) {
+    int64_t size = static_shape(part)[axis];
+    if (size > 0) {
+      nonempty.push_back(part);
+      offsets.push_back(offset);
+      sizes.push_back(size);
+    }
+    offset += size;
+  }
+  if (nonempty.empty())  // nothing to read: the output is empty too
+    return {te::compute(
+        shape_exprs(out_shape),
+        [dtype = parts[0].dtype()](const std::vector<tir::Var>&) {
+          return tir::make_const(dtype, 0);
+        },
+        tensor_name(args))};
+  return {te::compute(
+      shape_exprs(out_shape),
+      [=](const std::vector<tir::Var>& vars) {
+        std::vector<PrimExpr> out = as_exprs(vars);
+        auto read = [&](size_t k) {
+          std::vector<PrimExpr> from = out;
+          PrimExpr local = out[axis] - tir::make_int(offsets[k]);
+          if (nonempty.size() > 1)
+            local = tir::min(tir::max(local, tir::make_int(0)), tir::make_int(sizes[k] - 1));
+          from[axis] = local;
+          return nonempty[k].at(from);
+        };
+        PrimExpr value = read(nonempty.size() - 1);
+        for (size_t k = nonempty.size() - 1; k-- > 0;)
+          value = tir::select(out[axis] < tir::make_int(offsets[k + 1]), read(k), value);
+        return value;
+      },
+      tensor_name(args))};
+}
+
+std::vector<te::Tensor> split(const ComputeArgs& args) {
+  const auto& attrs = args.attrs_as<ir::SplitAttrs>();
+  const te::Tensor& data = args.inputs[0];
+  size_t axis = size_t(wrap_axis(attrs.axis, data.ndim()));
+  std::vector<te::Tensor> outputs;
+  int64_t begin = 0;
+  for (size_t i = 0; i < args.num_outputs(); ++i) {
+    std::vector<int64_t> shape = static_out_shape(args, i);
+    outputs.push_back(gather_compute(
+        data, shape,
+        [=](std::vector<PrimExpr> out) {
+          out[axis] = out[axis] + tir::make_int(begin);
+          return out;
+        },
+        tensor_name(args) + "_" + std::to_string(i)));
+    begin += shape[axis];
+  }
+  return outputs;
+}
+
+// Where a sliced axis starts and how far each step goes.
+struct AxisSlice {
+  int64_t start = 0, step = 1;
+};
+
+// x[begin:end:step] along a dim of size `dim`, clamped as numpy and ONNX do (and as the
+// reference kernel does); the length comes from the output type.
+AxisSlice clamp_slice(int64_t begin, int64_t step, int64_t dim) {
+  int64_t b = begin < 0 ? begin + dim : begin;
+  if (step > 0) return {std::clamp(b, int64_t(0), dim), step};
+  return {std::clamp(b, int64_t(-1), dim - 1),
+          std::max(step, -std::numeric_limits<int64_t>::max())};
+}
+
+std::vector<te::Tensor> strided_slice(const ComputeArgs& args) {
+  const auto& attrs = args.attrs_as<ir::StridedSliceAttrs>();
+  const te::Tensor& data = args.inputs[0];
+  std::vector<int64_t> in_shape = static_shape(data);
+  int64_t rank = int64_t(in_shape.size());
+  std::vector<AxisSlice> slices(in_shape.size());
+  for (size_t i = 0; i < attrs.begin.size(); ++i) {
+    size_t axis = size_t(attrs.axes.empty() ? int64_t(i) : wrap_axis(attrs.axes[i], rank));
+    int64_t dim = in_shape[axis];
+    if (attrs.slice_mode == "size") {
+      slices[axis] = {attrs.begin[i] < 0 ? attrs.begin[i] + dim : attrs.begin[i], 1};
+    } else {
+      int64_t step = i < attrs.strides.size() ? attrs.strides[i] : 1;
+      slices[axis] = clamp_slice(attrs.begin[i], step, dim);
+    }
+  }
+  return {gather_compute(
+      data, static_out_shape(args),
+      [slices](std::vector<PrimExpr> out) {
+        for (size_t d = 0; d < out.size(); ++d) {
+          if (slices[d].step != 1) out[d] = out[d] * tir::make_int(slices[d].step);
+          if (slices[d].start != 0) out[d] = out[d] + tir::make_int(slices[d].start);
+        }
+        return out;
+      },
+      tensor_name(args))};
+}
+
+std::vector<te::Tensor> reverse_sequence(const ComputeArgs& args) {
+  const auto& attrs = args.attrs_as<ir::ReverseSequenceAttrs>();
+  const te::Tensor& data = args.inputs[0];
+  const te::Tensor& lengths = args.inputs[1];
+  std::vector<int64_t> shape = static_shape(data);
+  int64_t rank = int64_t(shape.size());
+  size_t seq_axis = size_t(wrap_axis(attrs.seq_axis, rank));
+  size_t batch_axis = size_t(wrap_axis(attrs.batch_axis, rank));
+  int64_t seq_size = shape[seq_axis];
+  return {gather_compute(
+      data, shape,
+      [=](std::vector<PrimExpr> out) {
+        PrimExpr length = tir::min(tir::max(as_index(lengths(out[batch_axis])), tir::make_int(0)),
+                                   tir::make_int(seq_size));
+        PrimExpr s = out[seq_axis];
+        out[seq_axis] = tir::select(s < length, length - tir::make_int(1) - s, s);
+        return out;
+      },
+      tensor_name(args))};
+}
+
+std::vector<te::Tensor> trilu(const ComputeArgs& args) {
+  const te::Tensor& data = args.inputs[0];
+  PrimExpr k = as_index(scalar_value(args.inputs[1]));
+  bool upper = args.attrs_as<ir::TriluAttrs>().upper;
+  DataType dtype = data.dtype();
+  return {map_output(args, 0, [=](const std::vector<PrimExpr>& out) {
+    size_t rank = out.size();
+    PrimExpr diagonal = out[rank - 1] - out[rank - 2];
+    PrimExpr keep = upper ? diagonal >= k : diagonal <= k;
+    return tir::select(keep, data.at(out), tir::make_const(dtype, 0));
+  })};
+}
+
+}  // namespace
+
+void register_transform_slice_computes() {
+  register_compute("concatenate", concatenate);
+  register_compute("split", split);
+  register_compute("strided_slice", strided_slice);
+  register_compute("reverse_sequence", reverse_sequence);
+  register_compute("trilu", trilu);
+}
+
+}  // namespace anvil::topi::transform

@@ -1,0 +1,46 @@
+// The hand-written x86 schedules, attached to their anchor ops, and the epilogue placement
+// they share. The blocked convolution's compute is registered here too: it exists for the x86
+// layout pass and is shaped for its schedule.
+#include "topi/families.h"
+#include "topi/x86/x86_util.h"
+
+namespace anvil::topi {
+namespace x86 {
+
+void place_epilogue(tir::Schedule& sch, const std::vector<std::string>& epilogue_blocks,
+                    const tir::LoopRV& loop, int64_t lanes) {
+  for (const std::string& name : epilogue_blocks) {
+    tir::BlockRV block = sch.get_block(name);
+    if (!try_step(sch, [&](tir::Schedule& s) { s.reverse_compute_at(block, loop); })) {
+      // Left at the root: a plain parallel loop nest over the whole output.
+      try_step(sch, [&](tir::Schedule& s) { s.parallel(s.get_loops(block).front()); });
+      try_step(sch, [&](tir::Schedule& s) {
+        std::vector<tir::LoopRV> loops = s.get_loops(block);
+        if (loops.size() >= 2 && loop_extent(s, loops.back()) == lanes) s.vectorize(loops.back());
+      });
+      continue;
+    }
+    // The loops the move created sit below `loop`; only those are touched.
+    std::vector<tir::LoopRV> loops = sch.get_loops(block);
+    size_t first_new = 0;
+    for (size_t i = 0; i < loops.size(); ++i)
+      if (loops[i].var.get() == loop.var.get()) first_new = i + 1;
+    if (first_new >= loops.size()) continue;
+    bool vectorized = try_step(sch, [&](tir::Schedule& s) {
+      if (loop_extent(s, loops.back()) != lanes) throw_error("not a full vector");
+      s.vectorize(loops.back());
+    });
+    if (vectorized && loops.size() >= first_new + 2)
+      try_step(sch, [&](tir::Schedule& s) { s.unroll(loops[loops.size() - 2]); });
+  }
+}
+
+}  // namespace x86
+
+void register_x86_schedules() {
+  x86::register_conv2d_nchwc_compute();
+  register_schedule("nn.contrib_conv2d_NCHWc", x86::schedule_conv2d_nchwc);
+  register_schedule("nn.matmul", x86::schedule_dense);
+}
+
+}  // namespace anvil::topi

@@ -1,0 +1,306 @@
+// AlterOpLayout for x86: convolutions move to the blocked NCHW[x]c layout with their weights
+// re-packed at compile time, and the elementwise ops around them follow, so that the layout
+// changes are paid once at the edges of a run of convolutions rather than around each one.
+// Dense layers with constant weights become matmuls against the transposed weight, whose rows
+// are contiguous runs of output columns.
+//
+// Every rewritten call remembers its blocked form; a consumer that works in the blocked layout
+// takes that form directly, any other consumer gets (one shared) layout_transform back to
+// NCHW. A back transform nobody uses simply drops out of the graph.
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "anvil/ir/attrs/nn.h"
+#include "anvil/ir/attrs/transform.h"
+#include "anvil/transform/passes.h"
+#include "transform/pass_util.h"
+
+namespace anvil::transform {
+namespace {
+
+using detail::constant_data;
+using detail::op_call;
+using detail::static_shape;
+
+// The blocked form of a 4-D NCHW tensor: a 5-D NCHW{block}c expression.
+struct BlockedValue {
+  ir::Expr expr;
+  int64_t block = 0;
+  std::vector<int64_t> shape;  // the NCHW shape it stands for
+};
+
+std::string blocked_layout(int64_t block) { return "NCHW" + std::to_string(block) + "c"; }
+
+// The largest power of two up to lanes that divides channels.
+int64_t channel_block(int64_t channels, int vector_lanes) {
+  for (int64_t b = vector_lanes; b > 1; b /= 2)
+    if (channels % b == 0) return b;
+  return 1;
+}
+
+bool is_float32(const ir::Expr& e) {
+  std::optional<DataType> dtype = detail::tensor_dtype(e);
+  return dtype && *dtype == DataType::float32();
+}
+
+// layout_transform(x, src -> dst), or x's source when x is itself the inverse transform.
+ir::Expr transform_layout(const ir::Expr& x, const std::string& src, const std::string& dst) {
+  if (const ir::CallNode* inner = op_call(x, "layout_transform")) {
+    const auto& a = detail::attrs_or_default<ir::LayoutTransformAttrs>(*inner);
+    if (a.src_layout == dst && a.dst_layout == src) return inner->args[0];
+  }
+  return ir::call_op(
+      "layout_transform", {x},
+      ir::make_op_attrs("layout_transform", {{"src_layout", src}, {"dst_layout", dst}}));
+}
+
+// OIHW -> OIHW{ib}i{ob}o: w'[oo, io, h, w, ii, oi] = w[oo * ob + oi, io * ib + ii, h, w].
+Tensor pack_conv_weight(const Tensor& weight, int64_t ib, int64_t ob) {
+  std::vector<int64_t> s = weight.shape_vector();
+  const int64_t out = s[0], in = s[1], taps = s[2] * s[3];
+  Tensor packed = Tensor::empty({out / ob, in / ib, s[2], s[3], ib, ob}, weight.dtype());
+  const float* src = static_cast<const float*>(weight.data());
+  float* dst = static_cast<float*>(packed.data());
+  for (int64_t o = 0; o < out; ++o)
+    for (int64_t i = 0; i < in; ++i)
+      for (int64_t t = 0; t < taps; ++t) {
+        int64_t to = ((((o / ob) * (in / ib) + i / ib) * taps + t) * ib + i % ib) * ob + o % ob;
+        dst[to] = src[(o * in + i) * taps + t];
+      }
+  return packed;
+}
+
+// (N, K) -> (K, N).
+Tensor transpose_matrix(const Tensor& weight) {
+  std::vector<int64_t> s = weight.shape_vector();
+  Tensor t = Tensor::empty({s[1], s[0]}, weight.dtype());
+  const float* src = static_cast<const float*>(weight.data());
+  float* dst = static_cast<float*>(t.data());
+  for (int64_t r = 0; r < s[0]; ++r)
+    for (int64_t c = 0; c < s[1]; ++c) dst[c * s[0] + r] = src[r * s[1] + c];
+  return t;
+}
+
+// A per-channel constant of shape (C, 1, 1) or (1, C, 1, 1) laid out for a blocked tensor of
+// C channels: (C/b, 1, 1, b) or (1, C/b, 1, 1, b). Constants that broadcast over every axis
+// (all dims 1, rank <= 4) stay as they are. nullopt for anything else.
+std::optional<ir::Expr> relayout_channel_constant(const Tensor& c, int64_t channels,
+                                                  int64_t block) {
+  std::vector<int64_t> s = c.shape_vector();
+  bool all_ones = true;
+  for (int64_t d : s) all_ones &= d == 1;
+  if (all_ones && s.size() <= 4) return ir::ConstantNode::make(c);
+  std::vector<int64_t> blocked;
+  if (s == std::vector<int64_t>{channels, 1, 1})
+    blocked = {channels / block, 1, 1, block};
+  else if (s == std::vector<int64_t>{1, channels, 1, 1})
+    blocked = {1, channels / block, 1, 1, block};
+  else
+    return std::nullopt;
+  // Element c of the channel axis goes to (c / block, ..., c % block): with the unit axes in
+  // between, that is the same row-major order, so the values are kept as they are.
+  return ir::ConstantNode::make(detail::make_tensor(detail::tensor_values(c), blocked, c.dtype()));
+}
+
+class LayoutAlterer : public detail::TypedMutator {
+ public:
+  explicit LayoutAlterer(int vector_lanes) : lanes_(vector_lanes) {}
+
+  ir::Expr mutate_Call(const ir::CallNode* node, const ir::Expr& self) override {
+    const ir::OpNode* op = node->op();
+    if (op) {
+      std::optional<BlockedValue> blocked;
+      if (op->name == "nn.conv2d")
+        blocked = rewrite_conv(*node, self);
+      else if (op->def->pattern == ir::OpPattern::ElemWise && node->args.size() == 1)
+        blocked = rewrite_unary(*node, self);
+      else if (kBinaryOps.count(op->name))
+        blocked = rewrite_binary(*node, self);
+      else if (kPoolOps.count(op->name))
+        blocked = rewrite_pool(*node, self);
+      else if (op->name == "nn.bias_add")
+        blocked = rewrite_bias_add(*node);
+      if (blocked) {
+        blocked_[self.get()] = *blocked;
+        return transform_layout(blocked->expr, blocked_layout(blocked->block), "NCHW");
+      }
+      if (op->name == "nn.dense")
+        if (std::optional<ir::Expr> matmul = rewrite_dense(*node)) return *matmul;
+    }
+    return detail::TypedMutator::mutate_Call(node, self);
+  }
+
+ private:
+  inline static const std::unordered_set<std::string> kBinaryOps = {
+      "add", "subtract", "multiply", "divide", "maximum", "minimum"};
+
+  // Pools whose computes read any layout, the blocked ones included.
+  inline static const std::unordered_set<std::string> kPoolOps = {
+      "nn.max_pool2d", "nn.avg_pool2d", "nn.global_max_pool2d", "nn.global_avg_pool2d"};
+
+  // The blocked form of the (original) expression e, if its rewrite has one.
+  const BlockedValue* blocked_form(const ir::Expr& e) {
+    mutate(e);
+    auto it = blocked_.find(e.get());
+    return it == blocked_.end() ? nullptr : &it->second;
+  }
+
+  // e in NCHW{block}c: its blocked form re-blocked if need be, else a forward transform.
+  ir::Expr as_blocked(const ir::Expr& e, int64_t block) {
+    if (const BlockedValue* b = blocked_form(e)) {
+      if (b->block == block) return b->expr;
+      return transform_layout(b->expr, blocked_layout(b->block), blocked_layout(block));
+    }
+    return transform_layout(mutate(e), "NCHW", blocked_layout(block));
+  }
+
+  std::optional<BlockedValue> rewrite_conv(const ir::CallNode& call, const ir::Expr& self) {
+    const auto& a = detail::attrs_or_default<ir::Conv2DAttrs>(call);
+    if (a.data_layout != "NCHW" || a.kernel_layout != "OIHW" ||
+        !(a.out_layout.empty() || a.out_layout == "NCHW"))
+      return std::nullopt;
+    if (a.out_dtype && *a.out_dtype != DataType::float32()) return std::nullopt;
+    const ir::Expr& data = call.args[0];
+    ir::Expr weight = mutate(call.args[1]);
+    const Tensor* w = constant_data(weight);
+    std::optional<std::vector<int64_t>> in_shape = static_shape(data);
+    std::optional<std::vector<int64_t>> out_shape = static_shape(self);
+    if (!w || w->ndim() != 4 || w->dtype() != DataType::float32() || !is_float32(data) ||
+        !in_shape || in_shape->size() != 4 || !out_shape || out_shape->size() != 4)
+      return std::nullopt;
+    std::vector<int64_t> ws = w->shape_vector();
+    // Depthwise (one input channel per group, one output channel per input channel) keeps one
+    // block for data and output; other grouped convolutions stay as they are.
+    const bool depthwise = a.groups > 1 && a.groups == (*in_shape)[1] && ws[0] == a.groups;
+    if (a.groups != 1 && !depthwise) return std::nullopt;
+    const int64_t ib = channel_block((*in_shape)[1], lanes_);
+    const int64_t ob = depthwise ? ib : channel_block((*out_shape)[1], lanes_);
+    const int64_t kernel_ib = depthwise ? 1 : ib;
+
+    auto attrs = ir::make_attrs<ir::Conv2DAttrs>();
+    attrs->strides = a.strides;
+    attrs->padding = a.padding;
+    attrs->dilation = a.dilation;
+    attrs->groups = a.groups;
+    attrs->channels = ws[0];
+    attrs->kernel_size = {ws[2], ws[3]};
+    attrs->data_layout = blocked_layout(ib);
+    attrs->kernel_layout = "OIHW" + std::to_string(kernel_ib) + "i" + std::to_string(ob) + "o";
+    attrs->out_layout = blocked_layout(ob);
+    attrs->out_dtype = a.out_dtype;
+    ir::Expr packed = ir::ConstantNode::make(pack_conv_weight(*w, kernel_ib, ob));
+    ir::Expr conv =
+        ir::call_op("nn.contrib_conv2d_NCHWc", {as_blocked(data, ib), packed}, ir::Attrs(attrs));
+    return BlockedValue{conv, ob, *out_shape};
+  }
+
+  std::optional<BlockedValue> rewrite_unary(const ir::CallNode& call, const ir::Expr& self) {
+    const BlockedValue* in = blocked_form(call.args[0]);
+    if (!in || static_shape(self) != in->shape) return std::nullopt;
+    return BlockedValue{ir::CallNode::make(call.callee, {in->expr}, call.attrs), in->block,
+                        in->shape};
+  }
+
+  std::optional<BlockedValue> rewrite_binary(const ir::CallNode& call, const ir::Expr& self) {
+    const ir::Expr &lhs = call.args[0], &rhs = call.args[1];
+    const BlockedValue* lb = blocked_form(lhs);
+    const BlockedValue* rb = blocked_form(rhs);
+    std::optional<std::vector<int64_t>> out = static_shape(self);
+    if (!out) return std::nullopt;
+    // A blocked side that already has the output's shape decides the layout.
+    const BlockedValue* chosen = lb && lb->shape == *out   ? lb
+                                 : rb && rb->shape == *out ? rb
+                                                           : nullptr;
+    if (!chosen) return std::nullopt;
+    const BlockedValue main = *chosen;
+    const bool main_is_lhs = chosen == lb;
+    const ir::Expr& other = main_is_lhs ? rhs : lhs;
+    ir::Expr other_blocked;
+    if (const Tensor* c = constant_data(mutate(other))) {
+      std::optional<ir::Expr> relaid = relayout_channel_constant(*c, main.shape[1], main.block);
+      if (!relaid) return std::nullopt;
+      other_blocked = *relaid;
+    } else if (static_shape(other) == main.shape) {
+      other_blocked = as_blocked(other, main.block);
+    } else {
+      return std::nullopt;
+    }
+    std::vector<ir::Expr> args = main_is_lhs ? std::vector<ir::Expr>{main.expr, other_blocked}
+                                             : std::vector<ir::Expr>{other_blocked, main.expr};
+    return BlockedValue{ir::CallNode::make(call.callee, args, call.attrs), main.block, main.shape};
+  }
+
+  // bias_add along the channels (as the ONNX importer writes a convolution's bias) becomes an
+  // add of the bias laid out as (C/b, 1, 1, b), which is the bias' own row-major order.
+  std::optional<BlockedValue> rewrite_bias_add(const ir::CallNode& call) {
+    const BlockedValue* in = blocked_form(call.args[0]);
+    const int64_t axis = detail::attrs_or_default<ir::BiasAddAttrs>(call).axis;
+    if (!in || (axis != 1 && axis != -3)) return std::nullopt;
+    const int64_t channels = in->shape[1];
+    if (static_shape(call.args[1]) != std::vector<int64_t>{channels}) return std::nullopt;
+    std::vector<int64_t> blocked_shape = {channels / in->block, 1, 1, in->block};
+    ir::Expr bias = mutate(call.args[1]);
+    if (const Tensor* c = constant_data(bias))
+      bias = ir::ConstantNode::make(
+          detail::make_tensor(detail::tensor_values(*c), blocked_shape, c->dtype()));
+    else
+      bias = ir::call_op("reshape", {bias},
+                         ir::make_op_attrs("reshape", {{"newshape", blocked_shape}}));
+    return BlockedValue{ir::call_op("add", {in->expr, bias}), in->block, in->shape};
+  }
+
+  std::optional<BlockedValue> rewrite_pool(const ir::CallNode& call, const ir::Expr& self) {
+    const BlockedValue* in = blocked_form(call.args[0]);
+    std::optional<std::vector<int64_t>> out = static_shape(self);
+    if (!in || !out || out->size() != 4) return std::nullopt;
+    const ir::AttrsNode* attrs =
+        call.attrs ? call.attrs.get() : call.op()->def->default_attrs.get();
+    std::string layout, out_layout;
+    for (const ir::AttrField& field : attrs->fields()) {
+      if (const auto* text = std::get_if<std::string>(&field.value)) {
+        if (std::string_view(field.name) == "layout") layout = *text;
+        if (std::string_view(field.name) == "out_layout") out_layout = *text;
+      }
+    }
+    if (layout != "NCHW" || !(out_layout.empty() || out_layout == "NCHW")) return std::nullopt;
+    Ref<ir::AttrsNode> blocked = attrs->clone();
+    blocked->set_field("layout", blocked_layout(in->block));
+    blocked->set_field("out_layout", std::string());
+    return BlockedValue{ir::CallNode::make(call.callee, {in->expr}, ir::Attrs(blocked)), in->block,
+                        *out};
+  }
+
+  std::optional<ir::Expr> rewrite_dense(const ir::CallNode& call) {
+    ir::Expr weight = mutate(call.args[1]);
+    const Tensor* w = constant_data(weight);
+    if (!w || w->ndim() != 2 || w->dtype() != DataType::float32() || !is_float32(call.args[0]))
+      return std::nullopt;
+    const auto& a = detail::attrs_or_default<ir::DenseAttrs>(call);
+    auto attrs = ir::make_attrs<ir::MatmulAttrs>();
+    attrs->units = a.units;
+    attrs->out_dtype = a.out_dtype;
+    ir::Expr transposed = ir::ConstantNode::make(transpose_matrix(*w));
+    return ir::call_op("nn.matmul", {mutate(call.args[0]), transposed}, ir::Attrs(attrs));
+  }
+
+  int lanes_;
+  std::unordered_map<const ir::ExprNode*, BlockedValue> blocked_;
+};
+
+}  // namespace
+
+ir::IRModule alter_op_layout(const ir::IRModule& mod, int vector_lanes) {
+  if (vector_lanes < 1)
+    throw_error("alter_op_layout: vector_lanes must be positive, got ", vector_lanes);
+  ir::IRModule typed = ir::infer_type(mod);
+  if (!typed.contains("main")) return typed;
+  LayoutAlterer alterer(vector_lanes);
+  ir::Expr main = alterer.mutate(ir::Expr(typed.get_function("main")));
+  const auto* fn = ir::as<ir::FunctionNode>(main);
+  ANVIL_ICHECK(fn, "alter_op_layout turned @main into a ", ir::expr_kind_name(main->kind));
+  typed.add("main", ir::BaseFunc(fn));
+  return ir::infer_type(typed);
+}
+
+}  // namespace anvil::transform

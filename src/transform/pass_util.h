@@ -1,0 +1,150 @@
+// Small pieces the graph passes share: running a mutator over every graph function of a
+// module, reading constants, and recognizing op calls.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "anvil/ir/functor.h"
+#include "anvil/ir/infer_type.h"
+#include "anvil/ir/ir.h"
+#include "anvil/ir/op.h"
+
+namespace anvil::transform::detail {
+
+// A mutator whose results keep the type of the expression they replace. Every rewrite of the
+// passes preserves types, so a pass can read the type of any rewritten node without typing
+// the half-built graph again; the module is typed afresh once the pass is done.
+class TypedMutator : public ir::ExprMutator {
+ public:
+  ir::Expr mutate(const ir::Expr& e) override {
+    ir::Expr result = ir::ExprMutator::mutate(e);
+    if (result && e && !result->checked_type && e->checked_type)
+      result->checked_type = e->checked_type;
+    return result;
+  }
+};
+
+// Types the module, rewrites each graph function with a fresh mutator made by make_mutator()
+// (PrimFuncs pass through), and types the result.
+template <typename MakeMutator>
+ir::IRModule mutate_graph_functions(const ir::IRModule& mod, MakeMutator make_mutator) {
+  ir::IRModule typed = ir::infer_type(mod);
+  ir::IRModule result;
+  for (const auto& [name, func] : typed.functions()) {
+    if (func->kind != ir::ExprKind::Function) {
+      result.add(name, func);
+      continue;
+    }
+    auto mutator = make_mutator();
+    ir::Expr rewritten = mutator.mutate(ir::Expr(func));
+    const auto* fn = ir::as<ir::FunctionNode>(rewritten);
+    ANVIL_ICHECK(fn, "a pass turned @", name, " into a ", ir::expr_kind_name(rewritten->kind));
+    result.add(name, ir::BaseFunc(fn));
+  }
+  return ir::infer_type(result);
+}
+
+// The call when e calls the named op, else nullptr.
+inline const ir::CallNode* op_call(const ir::Expr& e, std::string_view op_name) {
+  const auto* call = ir::as<ir::CallNode>(e);
+  if (!call) return nullptr;
+  const ir::OpNode* op = call->op();
+  return op && op->name == op_name ? call : nullptr;
+}
+
+// The attrs of an op call as T, the op's defaults when the call carries none.
+template <typename T>
+const T& attrs_or_default(const ir::CallNode& call) {
+  const ir::AttrsNode* attrs = call.attrs ? call.attrs.get() : call.op()->def->default_attrs.get();
+  const T* typed = dynamic_cast<const T*>(attrs);
+  ANVIL_ICHECK(typed, "call of ", call.op()->name, " expects attrs ", T::kTypeKey);
+  return *typed;
+}
+
+// The tensor of a constant, or nullptr.
+inline const Tensor* constant_data(const ir::Expr& e) {
+  const auto* constant = ir::as<ir::ConstantNode>(e);
+  return constant ? &constant->data : nullptr;
+}
+
+// The static shape of a tensor-typed expression (from checked_type), or nullopt.
+inline std::optional<std::vector<int64_t>> static_shape(const ir::Expr& e) {
+  if (const Tensor* data = constant_data(e)) return data->shape_vector();
+  const auto* type = e ? ir::as<ir::TensorTypeNode>(e->checked_type) : nullptr;
+  if (!type) return std::nullopt;
+  return type->static_shape();
+}
+
+// The dtype of a tensor-typed expression, or nullopt.
+inline std::optional<DataType> tensor_dtype(const ir::Expr& e) {
+  if (const Tensor* data = constant_data(e)) return data->dtype();
+  const auto* type = e ? ir::as<ir::TensorTypeNode>(e->checked_type) : nullptr;
+  if (!type) return std::nullopt;
+  return type->dtype;
+}
+
+// All elements in row-major order, widened to double.
+inline std::vector<double> tensor_values(const Tensor& t) {
+  std::vector<double> values(size_t(t.numel()));
+  for (int64_t i = 0; i < t.numel(); ++i) values[size_t(i)] = t.get_as_double(i);
+  return values;
+}
+
+// A new tensor holding values (rounded to dtype).
+inline Tensor make_tensor(const std::vector<double>& values, std::vector<int64_t> shape,
+                          DataType dtype) {
+  Tensor t = Tensor::empty(std::move(shape), dtype);
+  ANVIL_ICHECK(size_t(t.numel()) == values.size(), "tensor of ", t.numel(), " elements from ",
+               values.size(), " values");
+  for (int64_t i = 0; i < t.numel(); ++i) t.set_from_double(i, values[size_t(i)]);
+  return t;
+}
+
+// A scalar constant of dtype.
+inline ir::Expr scalar_constant(double value, DataType dtype) {
+  return ir::ConstantNode::make(make_tensor({value}, {}, dtype));
+}
+
+// True when every element of the tensor equals value.
+inline bool all_elements_equal(const Tensor& t, double value) {
+  for (int64_t i = 0; i < t.numel(); ++i)
+    if (t.get_as_double(i) != value) return false;
+  return true;
+}
+
+// A non-negative axis for rank, or nullopt when out of range.
+inline std::optional<int64_t> normalize_axis(int64_t axis, int64_t rank) {
+  int64_t wrapped = axis < 0 ? axis + rank : axis;
+  if (wrapped < 0 || wrapped >= rank) return std::nullopt;
+  return wrapped;
+}
+
+// How many times each node is referred to from inside root; root itself counts once, as its
+// user is outside.
+inline std::unordered_map<const ir::ExprNode*, int> count_uses(const ir::Expr& root) {
+  std::unordered_map<const ir::ExprNode*, int> uses;
+  struct UseCounter : ir::ExprVisitor {
+    std::unordered_map<const ir::ExprNode*, int>& uses;
+    explicit UseCounter(std::unordered_map<const ir::ExprNode*, int>& u) : uses(u) {}
+    void visit(const ir::Expr& e) override {
+      if (!e) return;
+      ++uses[e.get()];
+      ir::ExprVisitor::visit(e);
+    }
+  } counter(uses);
+  counter.visit(root);
+  return uses;
+}
+
+// True for a fused group (Primitive=1), which the passes leave as it is.
+inline bool is_primitive_function(const ir::Expr& e) {
+  const auto* fn = ir::as<ir::FunctionNode>(e);
+  return fn && fn->is_primitive();
+}
+
+}  // namespace anvil::transform::detail

@@ -1,0 +1,40 @@
+// Checking an op's compiled kernel against its reference kernel: the op is wrapped as a
+// one-call fused group, lowered (with and without the default schedule), JIT-compiled and
+// run; every output is compared with reference::evaluate_call on the same inputs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "anvil/ir/ir.h"
+#include "anvil/runtime/tensor.h"
+
+namespace anvil::topi_test {
+
+struct Tolerance {
+  double rtol = 1e-5;
+  double atol = 1e-6;
+};
+
+// A tensor of shape with seeded values uniform in [lo, hi) (integers: rounded; bool: 0/1).
+Tensor random_tensor(std::vector<int64_t> shape, DataType dtype, uint64_t seed, double lo = -1,
+                     double hi = 1);
+
+// The op's attrs with the given fields over its defaults (ir::make_op_attrs).
+ir::Attrs attrs(const std::string& op,
+                const std::vector<std::pair<std::string, ir::AttrValue>>& fields);
+
+// Compiles `op(inputs...)` and checks it against the reference kernel (EXPECT failures name
+// the op, the schedule, the output and the first differing element).
+void check_op(const std::string& op, const std::vector<Tensor>& inputs, ir::Attrs attrs = nullptr,
+              Tolerance tol = {});
+
+// The same for a whole fused group given as graph IR text of a function
+// `fn (%a: Tensor[...], ...) { ... }` (parsed as @main of a module, then lowered as one
+// group); inputs are random unless given.
+void check_group(const std::string& function_text, std::vector<Tensor> inputs = {},
+                 Tolerance tol = {});
+
+}  // namespace anvil::topi_test

@@ -1,0 +1,166 @@
+// The blocked convolution nn.contrib_conv2d_NCHWc: its compute against the reference kernel
+// (naive and under the group scheduler), and the x86 schedule applied directly, with fused
+// epilogues, on shapes whose widths exercise the register-tile choice.
+#include <gtest/gtest.h>
+
+#include "topi/topi_test_util.h"
+#include "topi/x86/x86_util.h"
+#include "topi/x86_schedule_check.h"
+
+namespace anvil {
+namespace {
+
+using topi_test::attrs;
+using topi_test::check_op;
+using topi_test::random_tensor;
+
+ir::Attrs conv_attrs(std::vector<int64_t> padding, std::vector<int64_t> strides,
+                     std::vector<int64_t> dilation, int64_t groups, const std::string& data_layout,
+                     const std::string& kernel_layout, const std::string& out_layout = "") {
+  return attrs("nn.contrib_conv2d_NCHWc", {{"padding", padding},
+                                           {"strides", strides},
+                                           {"dilation", dilation},
+                                           {"groups", groups},
+                                           {"data_layout", data_layout},
+                                           {"kernel_layout", kernel_layout},
+                                           {"out_layout", out_layout}});
+}
+
+TEST(X86Conv2dNCHWc, PaddedStridedOddShape) {
+  Tensor data = random_tensor({1, 3, 9, 11, 4}, DataType::float32(), 1);
+  Tensor weight = random_tensor({2, 3, 3, 3, 4, 8}, DataType::float32(), 2);
+  check_op("nn.contrib_conv2d_NCHWc", {data, weight},
+           conv_attrs({1, 2, 0, 1}, {2, 1}, {1, 1}, 1, "NCHW4c", "OIHW4i8o"), {1e-4, 1e-4});
+}
+
+TEST(X86Conv2dNCHWc, DilatedBatchOfTwo) {
+  Tensor data = random_tensor({2, 2, 10, 7, 8}, DataType::float32(), 3);
+  Tensor weight = random_tensor({1, 2, 3, 2, 8, 16}, DataType::float32(), 4);
+  check_op("nn.contrib_conv2d_NCHWc", {data, weight},
+           conv_attrs({2, 1, 2, 1}, {1, 1}, {2, 3}, 1, "NCHW8c", "OIHW8i16o"), {1e-4, 1e-4});
+}
+
+TEST(X86Conv2dNCHWc, OutputBlockDiffersFromKernelBlock) {
+  Tensor data = random_tensor({1, 1, 5, 6, 16}, DataType::float32(), 5);
+  Tensor weight = random_tensor({4, 1, 1, 1, 16, 4}, DataType::float32(), 6);
+  check_op("nn.contrib_conv2d_NCHWc", {data, weight},
+           conv_attrs({0}, {1, 1}, {1, 1}, 1, "NCHW16c", "OIHW16i4o", "NCHW8c"), {1e-4, 1e-4});
+}
+
+TEST(X86Conv2dNCHWc, Grouped) {
+  // 8 input channels in 2 groups of 4; the data block (8) spans both groups.
+  Tensor data = random_tensor({1, 1, 6, 5, 8}, DataType::float32(), 7);
+  Tensor weight = random_tensor({2, 2, 3, 3, 2, 4}, DataType::float32(), 8);
+  check_op("nn.contrib_conv2d_NCHWc", {data, weight},
+           conv_attrs({1}, {1, 1}, {1, 1}, 2, "NCHW8c", "OIHW2i4o"), {1e-4, 1e-4});
+}
+
+TEST(X86Conv2dNCHWc, DepthwiseStrided) {
+  // 32 channels, one per group; the output block equals the data block.
+  Tensor data = random_tensor({1, 4, 9, 9, 8}, DataType::float32(), 9);
+  Tensor weight = random_tensor({4, 1, 3, 3, 1, 8}, DataType::float32(), 10);
+  check_op("nn.contrib_conv2d_NCHWc", {data, weight},
+           conv_attrs({1}, {2, 2}, {1, 1}, 32, "NCHW8c", "OIHW1i8o"), {1e-4, 1e-4});
+}
+
+TEST(X86Conv2dNCHWc, BlockWiderThanVectorTakesGenericSchedule) {
+  // 32 output channels per block exceed one 16-lane vector: the x86 schedule declines and the
+  // generic schedule handles the padded stage and the convolution.
+  Tensor data = random_tensor({1, 1, 5, 5, 4}, DataType::float32(), 11);
+  Tensor weight = random_tensor({1, 1, 3, 3, 4, 32}, DataType::float32(), 12);
+  std::vector<Tensor> inputs, expected;
+  EXPECT_THROW(x86_test::schedule_group_with(R"(fn (%x: Tensor[(1, 1, 5, 5, 4), float32],
+      %w: Tensor[(1, 1, 3, 3, 4, 32), float32]) {
+    nn.contrib_conv2d_NCHWc(%x, %w, padding=[1, 1, 1, 1], data_layout="NCHW4c",
+                            kernel_layout="OIHW4i32o", out_layout="NCHW32c")
+  })",
+                                             "nn.contrib_conv2d_NCHWc", inputs, expected),
+               Error);
+  check_op("nn.contrib_conv2d_NCHWc", {data, weight},
+           conv_attrs({1}, {1, 1}, {1, 1}, 1, "NCHW4c", "OIHW4i32o", "NCHW32c"), {1e-4, 1e-4});
+}
+
+TEST(X86Conv2dNCHWc, RejectsUnblockedLayout) {
+  // The type relation accepts only blocked layouts, so the compute is called directly.
+  te::Tensor data = te::placeholder({1, 1, 4, 4, 8}, DataType::float32(), "data");
+  te::Tensor weight = te::placeholder({1, 1, 1, 1, 8, 8}, DataType::float32(), "weight");
+  ir::Attrs a = conv_attrs({0}, {1, 1}, {1, 1}, 1, "NCHW8c", "OIHW8o8i");
+  ir::Call call = ir::call_op("nn.contrib_conv2d_NCHWc", {}, a);
+  std::vector<te::Tensor> inputs = {data, weight};
+  ir::Type out = ir::TensorTypeNode::make({1, 1, 4, 4, 8}, DataType::float32());
+  topi::ComputeArgs args{*call, inputs, out};
+  try {
+    (*topi::find_compute("nn.contrib_conv2d_NCHWc"))(args);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("kernel_layout \"OIHW8o8i\""), std::string::npos)
+        << e.what();
+  }
+}
+
+// ResNet-like shapes scheduled by the x86 schedule itself, with the epilogues the fusion pass
+// gives it: bias (per-channel constant in the blocked layout), relu, residual add.
+TEST(X86Conv2dSchedule, Conv3x3BiasRelu) {
+  x86_test::check_x86_schedule(R"(fn (%x: Tensor[(1, 2, 14, 14, 16), float32],
+      %w: Tensor[(2, 2, 3, 3, 16, 16), float32], %b: Tensor[(2, 1, 1, 16), float32]) {
+    %0 = nn.contrib_conv2d_NCHWc(%x, %w, padding=[1, 1, 1, 1], data_layout="NCHW16c",
+                                 kernel_layout="OIHW16i16o");
+    %1 = add(%0, %b);
+    nn.relu(%1)
+  })",
+                               "nn.contrib_conv2d_NCHWc");
+}
+
+TEST(X86Conv2dSchedule, Conv1x1ResidualAddRelu) {
+  x86_test::check_x86_schedule(R"(fn (%x: Tensor[(1, 4, 7, 7, 16), float32],
+      %w: Tensor[(3, 4, 1, 1, 16, 16), float32], %r: Tensor[(1, 3, 7, 7, 16), float32]) {
+    %0 = nn.contrib_conv2d_NCHWc(%x, %w, data_layout="NCHW16c", kernel_layout="OIHW16i16o");
+    %1 = add(%0, %r);
+    nn.relu(%1)
+  })",
+                               "nn.contrib_conv2d_NCHWc");
+}
+
+TEST(X86Conv2dSchedule, StridedFirstLayerWithThreeChannels) {
+  x86_test::check_x86_schedule(R"(fn (%x: Tensor[(1, 1, 23, 23, 3), float32],
+      %w: Tensor[(1, 1, 7, 7, 3, 16), float32]) {
+    nn.contrib_conv2d_NCHWc(%x, %w, strides=[2, 2], padding=[3, 3, 3, 3], data_layout="NCHW3c",
+                            kernel_layout="OIHW3i16o", out_layout="NCHW16c")
+  })",
+                               "nn.contrib_conv2d_NCHWc");
+}
+
+TEST(X86Conv2dSchedule, PrimeWidthAndHalfVectorBlock) {
+  x86_test::check_x86_schedule(R"(fn (%x: Tensor[(1, 1, 5, 17, 8), float32],
+      %w: Tensor[(2, 1, 3, 3, 8, 8), float32]) {
+    %0 = nn.contrib_conv2d_NCHWc(%x, %w, padding=[1, 1, 1, 1], data_layout="NCHW8c",
+                                 kernel_layout="OIHW8i8o");
+    nn.relu(%0)
+  })",
+                               "nn.contrib_conv2d_NCHWc");
+}
+
+TEST(X86Conv2dSchedule, Avx2TileWithGuardedWidth) {
+  // 256-bit vectors: blocks of 8 and at most 6 pixels; width 13 takes a guarded tile.
+  x86_test::check_x86_schedule(R"(fn (%x: Tensor[(1, 2, 6, 13, 8), float32],
+      %w: Tensor[(2, 2, 3, 3, 8, 8), float32]) {
+    %0 = nn.contrib_conv2d_NCHWc(%x, %w, padding=[1, 1, 1, 1], data_layout="NCHW8c",
+                                 kernel_layout="OIHW8i8o");
+    nn.relu(%0)
+  })",
+                               "nn.contrib_conv2d_NCHWc", 256);
+}
+
+TEST(X86Conv2dSchedule, DepthwiseWithBiasRelu) {
+  x86_test::check_x86_schedule(R"(fn (%x: Tensor[(1, 4, 14, 14, 16), float32],
+      %w: Tensor[(4, 1, 3, 3, 1, 16), float32], %b: Tensor[(4, 1, 1, 16), float32]) {
+    %0 = nn.contrib_conv2d_NCHWc(%x, %w, padding=[1, 1, 1, 1], groups=64,
+                                 data_layout="NCHW16c", kernel_layout="OIHW1i16o");
+    %1 = add(%0, %b);
+    nn.relu(%1)
+  })",
+                               "nn.contrib_conv2d_NCHWc");
+}
+
+}  // namespace
+}  // namespace anvil

@@ -1,0 +1,238 @@
+// AlterOpLayout: golden texts on small graphs (weights re-packed by hand in the comments) and
+// ResNet-18 with bound parameters, which must compute the same after the pass.
+#include <functional>
+
+#include "anvil/ir/functor.h"
+#include "anvil/testing/workloads.h"
+#include "anvil/transform/passes.h"
+#include "transform/pass_test_util.h"
+
+namespace anvil::transform {
+namespace {
+
+using testing::parse;
+using testing::print;
+
+// Calls of op_name in @main.
+int count_calls(const ir::IRModule& mod, const std::string& op_name) {
+  int count = 0;
+  ir::post_order_visit(mod.get_function("main")->body, [&](const ir::Expr& e) {
+    const auto* call = ir::as<ir::CallNode>(e);
+    if (call && call->op() && call->op()->name == op_name) ++count;
+  });
+  return count;
+}
+
+// Two 1x1 convs with a per-channel bias, relu and residual adds between them stay blocked;
+// the add of a plain input brings that input in, the softmax takes the result back to NCHW.
+// Weights with 2 lanes: OIHW [[1, 2], [3, 4]] becomes OIHW2i2o w'[i][o] = w[o][i] = [1, 3, 2, 4].
+TEST(AlterOpLayout, ConvChainStaysBlocked) {
+  ir::IRModule mod = parse(R"(
+def @main(%x: Tensor[(1, 2, 3, 3), float32], %y: Tensor[(1, 2, 3, 3), float32]) {
+  %0 = nn.conv2d(%x, const([1, 2, 3, 4], shape=(2, 2, 1, 1), dtype=float32), channels=2, kernel_size=[1, 1]);
+  %1 = add(%0, const([5, 6], shape=(2, 1, 1), dtype=float32));
+  %2 = nn.relu(%1);
+  %3 = nn.conv2d(%2, const([1, -1, 0, 2], shape=(2, 2, 1, 1), dtype=float32));
+  %4 = add(%2, %3);
+  %5 = add(%4, %y);
+  nn.softmax(%5, axis=1)
+}
+)");
+  ir::IRModule after = alter_op_layout(mod, 2);
+  EXPECT_EQ(print(after), R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(1, 2, 3, 3), float32], %y: Tensor[(1, 2, 3, 3), float32]) -> Tensor[(1, 2, 3, 3), float32] {
+  %0 = layout_transform(%x, src_layout="NCHW", dst_layout="NCHW2c");
+  %1 = nn.contrib_conv2d_NCHWc(%0, const([1, 3, 2, 4], shape=(1, 1, 1, 1, 2, 2), dtype=float32), channels=2, kernel_size=[1, 1], data_layout="NCHW2c", kernel_layout="OIHW2i2o", out_layout="NCHW2c");
+  %2 = add(%1, const([5, 6], shape=(1, 1, 1, 2), dtype=float32));
+  %3 = nn.relu(%2);
+  %4 = nn.contrib_conv2d_NCHWc(%3, const([1, 0, -1, 2], shape=(1, 1, 1, 1, 2, 2), dtype=float32), channels=2, kernel_size=[1, 1], data_layout="NCHW2c", kernel_layout="OIHW2i2o", out_layout="NCHW2c");
+  %5 = add(%3, %4);
+  %6 = layout_transform(%y, src_layout="NCHW", dst_layout="NCHW2c");
+  %7 = add(%5, %6);
+  %8 = layout_transform(%7, src_layout="NCHW2c", dst_layout="NCHW");
+  nn.softmax(%8, axis=1)
+}
+)");
+  std::vector<Tensor> inputs = testing::random_inputs(mod, 1);
+  testing::expect_same_outputs(mod, after, inputs, inputs);
+}
+
+// Three input channels take blocks of 1; strides and padding carry over. OIHW w[o][i] = 3o + i
+// (4 x 3) becomes OIHW1i4o w'[i][o] = [[0, 3, 6, 9], [1, 4, 7, 10], [2, 5, 8, 11]].
+TEST(AlterOpLayout, ThreeChannelsTakeUnitBlocks) {
+  ir::IRModule mod = parse(R"(
+def @main(%x: Tensor[(1, 3, 4, 4), float32]) {
+  nn.conv2d(%x, const([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11], shape=(4, 3, 1, 1), dtype=float32), strides=[2, 2], padding=[1, 1, 1, 1])
+}
+)");
+  ir::IRModule after = alter_op_layout(mod, 16);
+  EXPECT_EQ(print(after), R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(1, 3, 4, 4), float32]) -> Tensor[(1, 4, 3, 3), float32] {
+  %0 = layout_transform(%x, src_layout="NCHW", dst_layout="NCHW1c");
+  %1 = nn.contrib_conv2d_NCHWc(%0, const([0, 3, 6, 9, 1, 4, 7, 10, 2, 5, 8, 11], shape=(1, 3, 1, 1, 1, 4), dtype=float32), strides=[2, 2], padding=[1, 1, 1, 1], channels=4, kernel_size=[1, 1], data_layout="NCHW1c", kernel_layout="OIHW1i4o", out_layout="NCHW4c");
+  layout_transform(%1, src_layout="NCHW4c", dst_layout="NCHW")
+}
+)");
+  std::vector<Tensor> inputs = testing::random_inputs(mod, 2);
+  testing::expect_same_outputs(mod, after, inputs, inputs);
+}
+
+// A broadcast operand that is not per-channel (here along W) gets the NCHW tensor.
+TEST(AlterOpLayout, NonChannelBroadcastTakesTheNchwTensor) {
+  ir::IRModule mod = parse(R"(
+def @main(%x: Tensor[(1, 2, 1, 3), float32]) {
+  %0 = nn.conv2d(%x, const([1, 2, 3, 4], shape=(2, 2, 1, 1), dtype=float32));
+  multiply(%0, const([1, 2, 3], shape=(3), dtype=float32))
+}
+)");
+  ir::IRModule after = alter_op_layout(mod, 2);
+  EXPECT_EQ(print(after), R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(1, 2, 1, 3), float32]) -> Tensor[(1, 2, 1, 3), float32] {
+  %0 = layout_transform(%x, src_layout="NCHW", dst_layout="NCHW2c");
+  %1 = nn.contrib_conv2d_NCHWc(%0, const([1, 3, 2, 4], shape=(1, 1, 1, 1, 2, 2), dtype=float32), channels=2, kernel_size=[1, 1], data_layout="NCHW2c", kernel_layout="OIHW2i2o", out_layout="NCHW2c");
+  %2 = layout_transform(%1, src_layout="NCHW2c", dst_layout="NCHW");
+  multiply(%2, const([1, 2, 3], shape=(3), dtype=float32))
+}
+)");
+}
+
+// A depthwise convolution keeps one block for data and output; its weight has one input
+// channel per group: OIHW (2, 1, 1, 1) [3, 5] becomes OIHW1i2o (1, 1, 1, 1, 1, 2) [3, 5].
+TEST(AlterOpLayout, DepthwiseKeepsTheDataBlock) {
+  ir::IRModule mod = parse(R"(
+def @main(%x: Tensor[(1, 2, 3, 3), float32]) {
+  %0 = nn.conv2d(%x, const([3, 5], shape=(2, 1, 1, 1), dtype=float32), groups=2);
+  nn.relu(%0)
+}
+)");
+  ir::IRModule after = alter_op_layout(mod, 2);
+  EXPECT_EQ(print(after), R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(1, 2, 3, 3), float32]) -> Tensor[(1, 2, 3, 3), float32] {
+  %0 = layout_transform(%x, src_layout="NCHW", dst_layout="NCHW2c");
+  %1 = nn.contrib_conv2d_NCHWc(%0, const([3, 5], shape=(1, 1, 1, 1, 1, 2), dtype=float32), groups=2, channels=2, kernel_size=[1, 1], data_layout="NCHW2c", kernel_layout="OIHW1i2o", out_layout="NCHW2c");
+  %2 = nn.relu(%1);
+  layout_transform(%2, src_layout="NCHW2c", dst_layout="NCHW")
+}
+)");
+  std::vector<Tensor> inputs = testing::random_inputs(mod, 4);
+  testing::expect_same_outputs(mod, after, inputs, inputs);
+}
+
+// A channel bias_add (the ONNX importer's conv bias) becomes an add in the blocked layout: a
+// constant bias is re-laid out, a bias that is a parameter is reshaped to (C/b, 1, 1, b).
+TEST(AlterOpLayout, BiasAddBecomesBlockedAdd) {
+  ir::IRModule mod = parse(R"(
+def @main(%x: Tensor[(1, 2, 3, 3), float32], %b: Tensor[(2), float32]) {
+  %0 = nn.conv2d(%x, const([1, 2, 3, 4], shape=(2, 2, 1, 1), dtype=float32));
+  %1 = nn.bias_add(%0, const([7, 8], shape=(2), dtype=float32));
+  nn.bias_add(%1, %b)
+}
+)");
+  ir::IRModule after = alter_op_layout(mod, 2);
+  EXPECT_EQ(print(after), R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(1, 2, 3, 3), float32], %b: Tensor[(2), float32]) -> Tensor[(1, 2, 3, 3), float32] {
+  %0 = layout_transform(%x, src_layout="NCHW", dst_layout="NCHW2c");
+  %1 = nn.contrib_conv2d_NCHWc(%0, const([1, 3, 2, 4], shape=(1, 1, 1, 1, 2, 2), dtype=float32), channels=2, kernel_size=[1, 1], data_layout="NCHW2c", kernel_layout="OIHW2i2o", out_layout="NCHW2c");
+  %2 = add(%1, const([7, 8], shape=(1, 1, 1, 2), dtype=float32));
+  %3 = reshape(%b, newshape=[1, 1, 1, 2]);
+  %4 = add(%2, %3);
+  layout_transform(%4, src_layout="NCHW2c", dst_layout="NCHW")
+}
+)");
+  std::vector<Tensor> inputs = testing::random_inputs(mod, 6);
+  testing::expect_same_outputs(mod, after, inputs, inputs);
+}
+
+// Pools read the blocked layout directly; only their result goes back to NCHW.
+TEST(AlterOpLayout, PoolsStayBlocked) {
+  ir::IRModule mod = parse(R"(
+def @main(%x: Tensor[(1, 2, 4, 4), float32]) {
+  %0 = nn.conv2d(%x, const([1, 2, 3, 4], shape=(2, 2, 1, 1), dtype=float32));
+  %1 = nn.max_pool2d(%0, pool_size=[2, 2], strides=[2, 2]);
+  nn.global_avg_pool2d(%1)
+}
+)");
+  ir::IRModule after = alter_op_layout(mod, 2);
+  EXPECT_EQ(print(after), R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(1, 2, 4, 4), float32]) -> Tensor[(1, 2, 1, 1), float32] {
+  %0 = layout_transform(%x, src_layout="NCHW", dst_layout="NCHW2c");
+  %1 = nn.contrib_conv2d_NCHWc(%0, const([1, 3, 2, 4], shape=(1, 1, 1, 1, 2, 2), dtype=float32), channels=2, kernel_size=[1, 1], data_layout="NCHW2c", kernel_layout="OIHW2i2o", out_layout="NCHW2c");
+  %2 = nn.max_pool2d(%1, pool_size=[2, 2], strides=[2, 2], layout="NCHW2c");
+  %3 = nn.global_avg_pool2d(%2, layout="NCHW2c");
+  layout_transform(%3, src_layout="NCHW2c", dst_layout="NCHW")
+}
+)");
+  std::vector<Tensor> inputs = testing::random_inputs(mod, 5);
+  testing::expect_same_outputs(mod, after, inputs, inputs);
+}
+
+// Grouped (not depthwise) convolutions, weights that are not constants and other layouts stay as
+// they are.
+TEST(AlterOpLayout, LeavesConvsItCannotBlock) {
+  ir::IRModule mod = parse(R"(
+def @main(%x: Tensor[(1, 4, 3, 3), float32], %w: Tensor[(2, 2, 1, 1), float32], %h: Tensor[(1, 3, 3, 2), float32]) {
+  %0 = nn.conv2d(%x, const([1, 2, 3, 4], shape=(2, 2, 1, 1), dtype=float32), groups=2);
+  %1 = nn.conv2d(%0, %w);
+  %2 = nn.conv2d(%h, const([1, 2, 3, 4], shape=(1, 1, 2, 2), dtype=float32), data_layout="NHWC", kernel_layout="HWIO");
+  (%1, %2)
+}
+)");
+  EXPECT_EQ(print(alter_op_layout(mod, 16)), print(mod));
+}
+
+// nn.dense with a constant (N, K) weight becomes nn.matmul with the (K, N) transpose.
+TEST(AlterOpLayout, DenseBecomesMatmulWithTransposedWeight) {
+  ir::IRModule mod = parse(R"(
+def @main(%x: Tensor[(1, 3), float32]) {
+  nn.dense(%x, const([1, 2, 3, 4, 5, 6], shape=(2, 3), dtype=float32), units=2)
+}
+)");
+  ir::IRModule after = alter_op_layout(mod, 16);
+  EXPECT_EQ(print(after), R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(1, 3), float32]) -> Tensor[(1, 2), float32] {
+  nn.matmul(%x, const([1, 4, 2, 5, 3, 6], shape=(3, 2), dtype=float32), units=2)
+}
+)");
+  std::vector<Tensor> inputs = testing::random_inputs(mod, 3);
+  testing::expect_same_outputs(mod, after, inputs, inputs);
+}
+
+TEST(AlterOpLayout, RejectsNonPositiveLanes) {
+  ir::IRModule mod = parse(R"(
+def @main(%x: Tensor[(1, 3), float32]) { nn.relu(%x) }
+)");
+  try {
+    alter_op_layout(mod, 0);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "alter_op_layout: vector_lanes must be positive, got 0");
+  }
+}
+
+// ResNet-18 with its parameters bound and folded: every conv is blocked, the layout changes
+// are only at the edges (into the first conv, back after the global pooling), and the
+// network computes the same.
+TEST(AlterOpLayout, ResNet18ComputesTheSame) {
+  anvil::testing::Workload w = anvil::testing::resnet(18, 1, {3, 32, 32}, 10);
+  ir::IRModule mod = fold_constant(simplify_inference(bind_params(w.mod, w.params)));
+  ir::IRModule after = alter_op_layout(mod, 16);
+  EXPECT_EQ(count_calls(after, "nn.conv2d"), 0);
+  EXPECT_EQ(count_calls(after, "nn.contrib_conv2d_NCHWc"), count_calls(mod, "nn.conv2d"));
+  EXPECT_EQ(count_calls(after, "layout_transform"), 2) << print(after);
+  std::vector<Tensor> inputs = {testing::random_tensor({1, 3, 32, 32}, 5)};
+  testing::expect_same_outputs(mod, after, inputs, inputs, 1e-4);
+}
+
+// MobileNet: depthwise and pointwise convolutions alternate, all blocked.
+TEST(AlterOpLayout, MobileNetComputesTheSame) {
+  anvil::testing::Workload w = anvil::testing::mobilenet(1, 10, {3, 32, 32});
+  ir::IRModule mod = fold_constant(simplify_inference(bind_params(w.mod, w.params)));
+  ir::IRModule after = alter_op_layout(mod, 16);
+  EXPECT_EQ(count_calls(after, "nn.conv2d"), 0);
+  EXPECT_EQ(count_calls(after, "layout_transform"), 2) << print(after);
+  std::vector<Tensor> inputs = {testing::random_tensor({1, 3, 32, 32}, 6)};
+  testing::expect_same_outputs(mod, after, inputs, inputs, 1e-4);
+}
+
+}  // namespace
+}  // namespace anvil::transform

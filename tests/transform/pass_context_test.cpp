@@ -1,0 +1,73 @@
+// PassContext and run_passes: which passes run at which level, dumps and timing.
+#include <gtest/gtest.h>
+
+#include "anvil/transform/pass.h"
+#include "transform/pass_test_util.h"
+
+namespace anvil::transform {
+namespace {
+
+// A pass that records that it ran and returns the module unchanged.
+Pass recording_pass(const std::string& name, int level, std::vector<std::string>& log) {
+  return Pass{name, level, [name, &log](const ir::IRModule& mod, const PassContext&) {
+                log.push_back(name);
+                return mod;
+              }};
+}
+
+TEST(PassContext, EnabledByLevelAndDisabledList) {
+  PassContext ctx;
+  ctx.opt_level = 2;
+  ctx.disabled_passes = {"FoldConstant"};
+  EXPECT_TRUE(ctx.enabled("SimplifyInference", 1));
+  EXPECT_TRUE(ctx.enabled("EliminateCommonSubexpr", 2));
+  EXPECT_FALSE(ctx.enabled("AlterOpLayout", 3));
+  EXPECT_FALSE(ctx.enabled("FoldConstant", 2));
+  EXPECT_FALSE(ctx.enabled("FoldConstant", 0));
+}
+
+TEST(PassContext, ConfigFallsBack) {
+  PassContext ctx;
+  ctx.config["relay.FuseOps.max_depth"] = "8";
+  EXPECT_EQ(ctx.get_config("relay.FuseOps.max_depth", "256"), "8");
+  EXPECT_EQ(ctx.get_config("missing", "x"), "x");
+  EXPECT_EQ(ctx.get_config("missing"), "");
+}
+
+TEST(RunPasses, RunsEnabledPassesInOrderAndDumps) {
+  std::vector<std::string> log, dumped;
+  std::vector<Pass> passes = {recording_pass("A", 0, log), recording_pass("B", 3, log),
+                              recording_pass("C", 1, log), recording_pass("D", 1, log)};
+  PassContext ctx;
+  ctx.opt_level = 1;
+  ctx.disabled_passes = {"D"};
+  ctx.dump_after = {"C"};
+  ctx.dump = [&](const std::string& pass, const ir::IRModule&) { dumped.push_back(pass); };
+  ir::IRModule mod = testing::parse("def @main(%x: Tensor[(1), float32]) { %x }");
+  run_passes(mod, passes, ctx);
+  EXPECT_EQ(log, (std::vector<std::string>{"A", "C"}));
+  EXPECT_EQ(dumped, (std::vector<std::string>{"C"}));
+
+  log.clear();
+  dumped.clear();
+  ctx.dump_after = {"all"};
+  ctx.disabled_passes.clear();
+  run_passes(mod, passes, ctx);
+  EXPECT_EQ(log, (std::vector<std::string>{"A", "C", "D"}));
+  EXPECT_EQ(dumped, (std::vector<std::string>{"A", "C", "D"}));
+}
+
+TEST(RunPasses, PrintsPassTimesWhenAsked) {
+  std::vector<std::string> log;
+  PassContext ctx;
+  ctx.print_pass_times = true;
+  ir::IRModule mod = testing::parse("def @main(%x: Tensor[(1), float32]) { %x }");
+  ::testing::internal::CaptureStderr();
+  run_passes(mod, {recording_pass("FoldConstant", 0, log)}, ctx);
+  std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("pass times (total"), std::string::npos) << err;
+  EXPECT_NE(err.find("FoldConstant"), std::string::npos) << err;
+}
+
+}  // namespace
+}  // namespace anvil::transform
