@@ -69,6 +69,8 @@ int main() try {
     return ir::TensorTypeNode::make(std::vector<ir::Dim>(shape.begin(), shape.end()),
                                     DataType::float32());
   };
+  // The graph IR text printer shows PrimFuncs through the tensor IR's printer.
+  tir::install_graph_ir_hooks();
   ir::IRModule mod;
   mod.add("linear0", tir::parse_prim_func(kLinear0, "linear0.tir"));
   ir::Var x = ir::VarNode::make("x", tensor_type({1, 784}));

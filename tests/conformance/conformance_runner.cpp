@@ -3,7 +3,7 @@
 // with the expected one, and prints "N passed, M failed, K skipped".
 //
 //   conformance_runner DATA_DIR [--skips FILE] [--filter TEXT] [--min-passed N]
-//                      [--show-failures] [--executor reference]
+//                      [--show-failures] [--executor reference|graph] [--opt-level N]
 #include <onnx/onnx_pb.h>
 
 #include <cmath>
@@ -11,11 +11,14 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "anvil/driver/build.h"
 #include "anvil/frontend/onnx.h"
+#include "anvil/ir/functor.h"
 #include "anvil/reference/reference.h"
 #include "anvil/support/error.h"
 #include "frontend/onnx/converter.h"
@@ -32,6 +35,7 @@ struct Options {
   int64_t min_passed = -1;
   bool show_failures = false;
   std::string executor = "reference";
+  int opt_level = 3;
 };
 
 std::string read_all(const fs::path& path) {
@@ -98,24 +102,70 @@ std::string compare(const Tensor& expected, const Tensor& got, const std::string
   return "";
 }
 
+// Names of the graph inputs and params read as shape operands: every operand but the first of
+// a dyn.* op, and every operand of range.
+std::set<std::string> shape_operand_names(const frontend::ImportedModel& model) {
+  std::set<std::string> names;
+  ir::post_order_visit(model.mod.get_function("main")->body, [&](const ir::Expr& e) {
+    const auto* call = ir::as<ir::CallNode>(e);
+    const ir::OpNode* op = call ? call->op() : nullptr;
+    if (!op) return;
+    bool dynamic = op->name.rfind("dyn.", 0) == 0;
+    if (!dynamic && op->name != "range") return;
+    for (size_t i = dynamic ? 1 : 0; i < call->args.size(); ++i)
+      if (const auto* var = ir::as<ir::VarNode>(call->args[i])) names.insert(var->name);
+  });
+  return names;
+}
+
 // Runs one test directory; returns an empty string on success, else why it failed.
 std::string run_test(const fs::path& dir, const Options& options) {
-  frontend::ImportedModel model = frontend::from_onnx(dir / "model.onnx");
   fs::path data = dir / "test_data_set_0";
-  std::vector<Tensor> args;
+  frontend::ImportedModel model = frontend::from_onnx(dir / "model.onnx");
+  std::map<std::string, Tensor> given;  // the test's input values, by input name
   for (size_t i = 0; i < model.input_names.size(); ++i) {
     fs::path file = data / ("input_" + std::to_string(i) + ".pb");
     if (!fs::exists(file)) return "missing " + file.string();
     const auto* declared =
         ir::as<ir::TensorTypeNode>(model.mod.get_function("main")->params[i]->annotation);
     Tensor value = load_tensor(file);
-    args.push_back(declared ? as_dtype_of(value, declared->dtype) : value);
+    given[model.input_names[i]] = declared ? as_dtype_of(value, declared->dtype) : value;
   }
-  for (const auto& [name, tensor] : model.params) args.push_back(tensor);
+  if (options.executor == "graph") {
+    // Compiled code needs static shapes: the test's inputs fix every dynamic dim, and inputs
+    // that only decide shapes (the shape, axes or pads operands of dyn.* ops, range's
+    // operands) are compile-time constants, as TVM specializes them.
+    frontend::OnnxImportOptions import_options;
+    for (const auto& [name, value] : given)
+      import_options.shape_dict.emplace_back(name, value.shape_vector());
+    std::set<std::string> shape_operands = shape_operand_names(model);
+    for (const std::string& name : shape_operands) {
+      if (given.count(name)) {
+        import_options.constant_inputs.emplace_back(name, given[name]);
+      } else {
+        for (const auto& [param, value] : model.params)
+          if (param == name) import_options.constant_inputs.emplace_back(name, value);
+      }
+    }
+    model = frontend::from_onnx(dir / "model.onnx", import_options);
+  }
+  std::vector<Tensor> args;
+  for (const std::string& name : model.input_names) args.push_back(given.at(name));
   std::vector<Tensor> outputs;
   if (options.executor == "reference") {
+    for (const auto& [name, tensor] : model.params) args.push_back(tensor);
     reference::Interpreter interpreter(model.mod);
     outputs = interpreter.run(args);
+  } else if (options.executor == "graph") {
+    driver::BuildOptions build_options;
+    build_options.pass_context.opt_level = options.opt_level;
+    GraphExecutor executor =
+        driver::build(model.mod, model.params, build_options).create_executor();
+    for (size_t i = 0; i < model.input_names.size(); ++i)
+      executor.set_input(model.input_names[i], args[i]);
+    executor.run();
+    for (int i = 0; i < executor.get_num_outputs(); ++i)
+      outputs.push_back(executor.get_output(i).copy());
   } else {
     throw_error("unknown executor '", options.executor, "'");
   }
@@ -153,6 +203,8 @@ int main(int argc, char** argv) {
       options.show_failures = true;
     else if (arg == "--executor")
       options.executor = next();
+    else if (arg == "--opt-level")
+      options.opt_level = std::stoi(next());
     else
       options.data_dir = arg;
   }

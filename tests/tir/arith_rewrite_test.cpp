@@ -215,3 +215,23 @@ TEST_F(Rewrite, LetBindings) {
 
 }  // namespace
 }  // namespace anvil::tir
+
+namespace anvil::tir {
+namespace {
+
+TEST(RewriteDigits, DigitRuleStaysInsideTheExpressionType) {
+  // floormod(floordiv(x, 2^30), 2) is bit 30 of x. Rewriting it as
+  // floordiv(floormod(x, 2^31), 2^30) would need 2^31, which int32 cannot hold.
+  Var x = VarNode::make("x", DataType::int32());
+  PrimExpr bit30 = floormod(floordiv(x, make_int(1073741824, DataType::int32())),
+                            make_int(2, DataType::int32()));
+  Analyzer analyzer;
+  EXPECT_EQ(testing::show(analyzer.simplify(bit30)), "floormod(floordiv(x, 1073741824), 2)");
+  // In int64 the normal form is fine.
+  Var y = VarNode::make("y");
+  EXPECT_EQ(testing::show(analyzer.simplify(floormod(floordiv(y, 1073741824), 2))),
+            "floordiv(floormod(y, 2147483648), 1073741824)");
+}
+
+}  // namespace
+}  // namespace anvil::tir

@@ -22,6 +22,10 @@ struct OnnxImportOptions {
   std::optional<int64_t> opset;
   // Turns initializers into constants in the graph instead of parameters.
   bool freeze_params = false;
+  // Graph inputs or initializers whose values are fixed at compile time (shape, axes or pad
+  // inputs, as TVM specializes them): each becomes a constant, neither an input nor a param,
+  // so the ops reading it import in their static form.
+  std::vector<std::pair<std::string, Tensor>> constant_inputs;
 };
 
 // The result of an import: @main takes the model's inputs (keeping their

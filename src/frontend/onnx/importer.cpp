@@ -76,9 +76,22 @@ ImportedModel convert_model(const onnx::ModelProto& model, const OnnxImportOptio
     if (!found) throw_error("shape_dict names '", name, "', which is not an input of the model");
   }
 
+  std::map<std::string, Tensor> fixed;
+  for (const auto& [name, value] : options.constant_inputs) {
+    bool found = initializer_names.count(name) > 0;
+    for (const auto& in : graph.input()) found |= in.name() == name;
+    if (!found)
+      throw_error("constant_inputs names '", name, "', which is not an input of the model");
+    fixed[name] = value;
+  }
+
   std::vector<Var> params;
   for (const onnx::ValueInfoProto& info : graph.input()) {
     if (initializer_names.count(info.name())) continue;  // an initializer with a default value
+    if (auto it = fixed.find(info.name()); it != fixed.end()) {
+      converter.define(info.name(), ConstantNode::make(it->second), "graph input");
+      continue;
+    }
     Var v = VarNode::make(info.name(), input_type(info, options));
     converter.define(info.name(), v, "graph input");
     params.push_back(v);
@@ -86,7 +99,8 @@ ImportedModel convert_model(const onnx::ModelProto& model, const OnnxImportOptio
   }
   for (const onnx::TensorProto& init : graph.initializer()) {
     Tensor value = tensor_from_proto(init, base_dir);
-    if (options.freeze_params) {
+    if (auto it = fixed.find(init.name()); it != fixed.end()) value = it->second;
+    if (options.freeze_params || fixed.count(init.name())) {
       Expr c = ConstantNode::make(value);
       converter.define(init.name(), c, "initializer");
       continue;

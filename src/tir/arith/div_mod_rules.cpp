@@ -213,8 +213,10 @@ PrimExpr Analyzer::Impl::reduce_remainder(const LinearSum& rem, int64_t c) {
     if (const auto* inner = as<FloorDivNode>(term)) {
       auto l = arith::as_scalar_int(inner->b);
       if (l && *l > 0) {
-        if (auto upper = arith::checked_mul(*l, c))
-          return floordiv(floormod(inner->a, imm(t, *upper)), imm(t, *l));
+        // l*c must fit the expression's own type, not just int64.
+        auto upper = arith::checked_mul(*l, c);
+        bool fits = upper && (t.bits >= 64 || *upper < (int64_t(1) << (t.bits - 1)));
+        if (fits) return floordiv(floormod(inner->a, imm(t, *upper)), imm(t, *l));
       }
     }
   }

@@ -156,7 +156,14 @@ class Widener : public Mutator {
   PrimExpr mutate_Select(const SelectNode* node, const PrimExpr& self) override {
     PrimExpr c = mutate(node->condition), t = mutate(node->true_value);
     PrimExpr f = mutate(node->false_value);
-    if (!is_vector(c) && !is_vector(t) && !is_vector(f)) return Mutator::mutate_Select(node, self);
+    if (!is_vector(c) && !is_vector(t) && !is_vector(f)) {
+      // Children were mutated once already; mutating them again would make nested selects
+      // exponential.
+      if (c.get() == node->condition.get() && t.get() == node->true_value.get() &&
+          f.get() == node->false_value.get())
+        return self;
+      return SelectNode::make(c, t, f);
+    }
     // A scalar condition may select between vectors; a vector one needs vector sides.
     return SelectNode::make(c, widen(t), widen(f));
   }
