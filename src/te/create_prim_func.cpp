@@ -44,6 +44,17 @@ bool is_plain_index(const PrimExpr& index) {
 // of first access; a point when every access uses the same plain indices, the
 // whole buffer otherwise.
 std::vector<BufferRegion> read_regions(const std::vector<PrimExpr>& exprs, const Buffer& self) {
+  // A variable bound by a let inside the body has no meaning in the block's signature, so an
+  // index that uses one cannot name a point region.
+  std::unordered_set<const tir::VarNode*> let_vars;
+  for (const PrimExpr& expr : exprs)
+    tir::pre_order_visit(expr, [&](const PrimExpr& e) {
+      if (const auto* let = tir::as<tir::LetNode>(e)) let_vars.insert(let->var.get());
+    });
+  auto uses_let_var = [&](const PrimExpr& index) {
+    return !let_vars.empty() &&
+           tir::uses_var(index, [&](const tir::VarNode* v) { return let_vars.count(v) > 0; });
+  };
   struct Access {
     Buffer buffer;
     std::vector<PrimExpr> indices;
@@ -56,7 +67,8 @@ std::vector<BufferRegion> read_regions(const std::vector<PrimExpr>& exprs, const
       const auto* load = tir::as<tir::BufferLoadNode>(e);
       if (!load || load->buffer.get() == self.get()) return;
       bool plain = true;
-      for (const PrimExpr& i : load->indices) plain = plain && is_plain_index(i);
+      for (const PrimExpr& i : load->indices)
+        plain = plain && is_plain_index(i) && !uses_let_var(i);
       for (Access& a : accesses) {
         if (a.buffer.get() != load->buffer.get()) continue;
         for (size_t d = 0; d < a.indices.size() && a.point; ++d)

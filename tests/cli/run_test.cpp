@@ -125,3 +125,56 @@ TEST_F(CliRun, PrintIrOfAWorkload) {
 
 }  // namespace
 }  // namespace anvil::testing
+
+namespace anvil::testing {
+namespace {
+
+TEST(CliCompile, PackageRunsLikeTheReferenceExecutor) {
+  ScratchDir dir;
+  write_onnx_fixtures(dir.path());
+  run_python(R"(
+import numpy as np
+a = np.arange(6, dtype=np.float32).reshape(2, 3) - 2.5
+b = np.full((2, 3), 0.5, dtype=np.float32)
+np.savez(os.path.join(out_dir, 'in.npz'), a=a, b=b)
+)",
+             dir.path());
+  std::string model = (dir / "two_outputs.onnx").string();
+  for (const char* package : {"m.tar", "m.so"}) {
+    CommandResult compiled =
+        run_anvil({"compile", model, "-O", "2", "-o", (dir / package).string()});
+    ASSERT_EQ(compiled.exit_code, 0) << compiled.err;
+    std::string out = (dir / (std::string(package) + ".npz")).string();
+    std::string ref = (dir / "reference.npz").string();
+    CommandResult ran = run_anvil(
+        {"run", (dir / package).string(), "--inputs", (dir / "in.npz").string(), "--outputs", out});
+    ASSERT_EQ(ran.exit_code, 0) << ran.err;
+    CommandResult reference = run_anvil({"run", model, "--executor", "reference", "--inputs",
+                                         (dir / "in.npz").string(), "--outputs", ref});
+    ASSERT_EQ(reference.exit_code, 0) << reference.err;
+    NamedTensors got = read_npz(out), want = read_npz(ref);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i)
+      for (int64_t j = 0; j < want[i].second.numel(); ++j)
+        EXPECT_FLOAT_EQ(got[i].second.get_as_double(j), want[i].second.get_as_double(j));
+  }
+  // The reference executor cannot run a compiled package, and a bad opt level is a usage error.
+  CommandResult refuse = run_anvil({"run", (dir / "m.tar").string(), "--executor", "reference"});
+  EXPECT_EQ(refuse.exit_code, 1) << refuse.err;
+  EXPECT_NE(refuse.err.find("compiled package"), std::string::npos) << refuse.err;
+  CommandResult bad_level = run_anvil({"compile", model, "-O", "7"});
+  EXPECT_EQ(bad_level.exit_code, 2) << bad_level.err;
+}
+
+TEST(CliCompile, PrintTimeGivesTheSummary) {
+  ScratchDir dir;
+  write_onnx_fixtures(dir.path());
+  CommandResult ran = run_anvil({"run", (dir / "add_relu.onnx").string(), "--fill-mode", "ones",
+                                 "--print-time", "--repeat", "3"});
+  ASSERT_EQ(ran.exit_code, 0) << ran.err;
+  EXPECT_NE(ran.out.find("Execution time summary"), std::string::npos) << ran.out;
+  EXPECT_NE(ran.out.find("median (ms)"), std::string::npos) << ran.out;
+}
+
+}  // namespace
+}  // namespace anvil::testing

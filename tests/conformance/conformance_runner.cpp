@@ -102,19 +102,39 @@ std::string compare(const Tensor& expected, const Tensor& got, const std::string
   return "";
 }
 
-// Names of the graph inputs and params read as shape operands: every operand but the first of
-// a dyn.* op, and every operand of range.
+// Names of the graph inputs and params that shape operands are computed from: every operand
+// but the first of a dyn.* op, and every operand of range, followed back through the ops
+// that compute them.
 std::set<std::string> shape_operand_names(const frontend::ImportedModel& model) {
-  std::set<std::string> names;
+  std::vector<ir::Expr> operands;
   ir::post_order_visit(model.mod.get_function("main")->body, [&](const ir::Expr& e) {
     const auto* call = ir::as<ir::CallNode>(e);
     const ir::OpNode* op = call ? call->op() : nullptr;
     if (!op) return;
     bool dynamic = op->name.rfind("dyn.", 0) == 0;
     if (!dynamic && op->name != "range") return;
-    for (size_t i = dynamic ? 1 : 0; i < call->args.size(); ++i)
-      if (const auto* var = ir::as<ir::VarNode>(call->args[i])) names.insert(var->name);
+    for (size_t i = dynamic ? 1 : 0; i < call->args.size(); ++i) operands.push_back(call->args[i]);
   });
+  // Only values are followed: shape_of and ndarray_size read their operand's type, not its
+  // data, so a tensor whose shape is taken stays an input.
+  std::set<std::string> names;
+  std::set<const ir::ExprNode*> seen;
+  while (!operands.empty()) {
+    ir::Expr e = operands.back();
+    operands.pop_back();
+    if (!e || !seen.insert(e.get()).second) continue;
+    if (const auto* var = ir::as<ir::VarNode>(e)) {
+      names.insert(var->name);
+    } else if (const auto* call = ir::as<ir::CallNode>(e)) {
+      const ir::OpNode* op = call->op();
+      if (op && (op->name == "shape_of" || op->name == "ndarray_size")) continue;
+      for (const ir::Expr& arg : call->args) operands.push_back(arg);
+    } else if (const auto* tuple = ir::as<ir::TupleNode>(e)) {
+      for (const ir::Expr& field : tuple->fields) operands.push_back(field);
+    } else if (const auto* get = ir::as<ir::TupleGetItemNode>(e)) {
+      operands.push_back(get->tuple);
+    }
+  }
   return names;
 }
 

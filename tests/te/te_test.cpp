@@ -528,3 +528,33 @@ TEST(TeCreatePrimFunc, ResultsPassTheScheduledFormVerifier) {
 
 }  // namespace
 }  // namespace anvil::te
+
+namespace anvil::te {
+namespace {
+
+TEST(CreatePrimFunc, IndexThroughALetVariableReadsTheWholeBuffer) {
+  // B[i] = let v = i + 1 in A[v]: v exists only inside the body, so the block's read region
+  // cannot be the point A[v].
+  Tensor a = placeholder({tir::make_int(9)}, DataType::float32(), "A");
+  Tensor b = compute(
+      {tir::make_int(8)},
+      [&](const std::vector<Var>& i) {
+        Var v = tir::VarNode::make("v");
+        return tir::let(v, i[0] + 1, a(v));
+      },
+      "B");
+  tir::PrimFunc func = create_prim_func({a, b});
+  std::vector<const ForNode*> loops;
+  const BlockRealizeNode* realize = innermost(nests(func).at(0), &loops);
+  ASSERT_NE(realize, nullptr);
+  ASSERT_EQ(realize->block->reads.size(), 1u);
+  const tir::BufferRegion& read = realize->block->reads[0];
+  ASSERT_EQ(read.region.size(), 1u);
+  EXPECT_TRUE(tir::is_zero(read.region[0].min));
+  const auto* extent = as<tir::IntImmNode>(read.region[0].extent);
+  ASSERT_NE(extent, nullptr);
+  EXPECT_EQ(extent->value, 9);
+}
+
+}  // namespace
+}  // namespace anvil::te
