@@ -1,5 +1,7 @@
 // Pass order (TVM's relay.build at each opt level):
-//   always      InferType, FuseOps (level 0: every call alone), lowering
+//   always      InferType, DynamicToStatic (dyn.* ops with constant shape operands become
+//               static ops, the only ones with TE computes), FuseOps (level 0: every call
+//               alone), lowering
 //   level >= 1  SimplifyInference, fusion of groups
 //   level >= 2  FoldConstant, EliminateCommonSubexpr, FoldScaleAxis
 //   level 3     AlterOpLayout, SimplifyExpr (cancels meeting layout transforms)
@@ -31,6 +33,7 @@ ir::IRModule optimize(const ir::IRModule& mod, const PassContext& ctx, int vecto
   int max_depth = std::stoi(ctx.get_config("relay.FuseOps.max_depth", "256"));
   std::vector<Pass> passes = {
       pass("InferType", 0, [](const ir::IRModule& m) { return ir::infer_type(m); }),
+      pass("DynamicToStatic", 0, transform::dynamic_to_static),
       pass("SimplifyInference", 1, transform::simplify_inference),
       pass("FoldConstant", 2, [](const ir::IRModule& m) { return transform::fold_constant(m); }),
       pass("EliminateCommonSubexpr", 2, transform::eliminate_common_subexpr),

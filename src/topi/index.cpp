@@ -118,6 +118,8 @@ std::vector<te::Tensor> one_hot(const ComputeArgs& args) {
 
 }  // namespace
 
+void register_sort_computes();  // index_sort.cpp: sort, argsort, topk
+
 void register_index_gather_computes() {
   register_compute("take", take);
   register_compute("gather", gather);
@@ -129,6 +131,7 @@ void register_index_gather_computes() {
 
 void register_index_computes() {
   transform::register_index_gather_computes();
+  transform::register_sort_computes();
   transform::register_index_creation_computes();
   transform::register_index_scatter_computes();
   transform::register_index_scan_computes();

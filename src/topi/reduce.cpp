@@ -36,6 +36,7 @@ te::Tensor reduce_compute(const std::vector<PrimExpr>& data_shape, const std::ve
         ReductionPoint point;
         point.out_index.assign(index.begin(), index.end());
         point.reduced_position = tir::make_int(0);
+        bool folds_nothing = false;
         size_t next = 0;
         for (size_t d = 0; d < data_shape.size(); ++d) {
           if (!reduced[d]) {
@@ -47,8 +48,14 @@ te::Tensor reduce_compute(const std::vector<PrimExpr>& data_shape, const std::ve
           point.axes.push_back(axis);
           point.data_index.push_back(axis.var);
           point.reduced_position = point.reduced_position * data_shape[d] + axis.var;
+          if (tir::is_zero(data_shape[d])) folds_nothing = true;
         }
-        return body(point);
+        PrimExpr folded = body(point);
+        // Lowering initializes a reduction inside its (here empty) loop, so a fold over no
+        // elements would never be written; it is its combiner's identity from the start.
+        const auto* reduce = tir::as<tir::ReduceNode>(folded);
+        if (folds_nothing && reduce) return tir::reduce_identity(reduce->combiner, folded.dtype());
+        return folded;
       },
       name);
 }
@@ -69,7 +76,8 @@ te::Tensor nan_aware_extreme(const te::Tensor& data, const std::vector<bool>& re
       extreme.shape(),
       [&](const std::vector<Var>& i) {
         std::vector<PrimExpr> index(i.begin(), i.end());
-        return tir::select(tir::ne(has_nan.at(index), 0), nan_of(data.dtype()), extreme.at(index));
+        // Over an empty set the NaN count folds to int32's lowest value, which is no NaN.
+        return tir::select(has_nan.at(index) > 0, nan_of(data.dtype()), extreme.at(index));
       },
       name);
 }
@@ -150,6 +158,8 @@ void register_arithmetic_reductions() {
                                      [](PrimExpr sum, int64_t count) -> PrimExpr {
                                        if (is_float_like(sum.dtype()))
                                          return sum / tir::make_const(sum.dtype(), count);
+                                       // The reference's integer mean of nothing is 0.
+                                       if (count == 0) return int_const(sum.dtype(), 0);
                                        return tir::truncdiv(sum, int_const(sum.dtype(), count));
                                      },
                                      mean_accumulate});
@@ -172,7 +182,8 @@ void register_arithmetic_reductions() {
                                         }});
   // all and any of bool data: the min and max of the flags as int32.
   auto flag = [](PrimExpr x, DataType) { return tir::cast(DataType::int32(), x); };
-  auto to_bool = [](PrimExpr folded, int64_t) { return tir::ne(folded, 0); };
+  // Positive rather than non-zero: the max over an empty set is int32's lowest value (false).
+  auto to_bool = [](PrimExpr folded, int64_t) { return folded > 0; };
   auto int32_acc = [](DataType) { return DataType::int32(); };
   register_simple_reduction("all", {ReduceKind::Min, flag, to_bool, int32_acc});
   register_simple_reduction("any", {ReduceKind::Max, flag, to_bool, int32_acc});
@@ -194,7 +205,7 @@ void register_extreme(const std::string& op, bool largest) {
       return std::vector<te::Tensor>{te::compute(
           folded.shape(),
           [&](const std::vector<Var>& i) {
-            return tir::ne(folded.at(std::vector<PrimExpr>(i.begin(), i.end())), 0);
+            return folded.at(std::vector<PrimExpr>(i.begin(), i.end())) > 0;
           },
           tensor_name(op))};
     }

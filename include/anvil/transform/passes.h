@@ -18,6 +18,10 @@ namespace anvil::transform {
 ir::IRModule bind_params(const ir::IRModule& mod,
                          const std::vector<std::pair<std::string, Tensor>>& params);
 
+// Rewrites each dyn.* call whose shape operands (shape, axes, pads, sizes, k...) fold to
+// constants into the static op with equivalent attrs (TVM's DynamicToStatic).
+ir::IRModule dynamic_to_static(const ir::IRModule& mod);
+
 // Inference-time simplification: nn.batch_norm(x, g, b, m, v).0 becomes
 // x * (g / sqrt(v + eps)) + (b - m * g / sqrt(v + eps)) along the batch-norm axis (shift and
 // scale as broadcasting multiply/add); nn.dropout(x).0 becomes x; layer_norm, instance_norm,
