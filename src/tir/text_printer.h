@@ -32,23 +32,6 @@ enum Precedence : int {
 std::optional<DataType> natural_intrinsic_dtype(std::string_view name,
                                                 const std::vector<PrimExpr>& args);
 
-// The two operands of a node of a kind listed with ANVIL_TIR_BINARY.
-inline void binary_operands(const PrimExprNode* node, const PrimExpr*& a, const PrimExpr*& b) {
-  switch (node->kind) {
-#define ANVIL_TIR_EXPR(Name)
-#define ANVIL_TIR_BINARY(Name)                                 \
-  case ExprKind::Name: {                                       \
-    const auto* binary = static_cast<const Name##Node*>(node); \
-    a = &binary->a;                                            \
-    b = &binary->b;                                            \
-    return;                                                    \
-  }
-#include "anvil/tir/node_kinds.def"
-    default:
-      a = b = nullptr;
-  }
-}
-
 // Shortest decimal text that reads back to exactly value ("0", "1.5", "1e-05").
 std::string format_double(double value);
 

@@ -52,6 +52,22 @@ bool is_binary(ExprKind kind) {
   }
 }
 
+void binary_operands(const PrimExprNode* node, const PrimExpr*& a, const PrimExpr*& b) {
+  switch (node->kind) {
+#define ANVIL_TIR_EXPR(Name)
+#define ANVIL_TIR_BINARY(Name)                                 \
+  case ExprKind::Name: {                                       \
+    const auto* binary = static_cast<const Name##Node*>(node); \
+    a = &binary->a;                                            \
+    b = &binary->b;                                            \
+    return;                                                    \
+  }
+#include "anvil/tir/node_kinds.def"
+    default:
+      a = b = nullptr;
+  }
+}
+
 bool is_comparison(ExprKind kind) {
   switch (kind) {
     case ExprKind::EQ:

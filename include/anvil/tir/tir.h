@@ -131,6 +131,8 @@ struct BinaryNode : PrimExprNode {
 bool is_comparison(ExprKind kind);
 // True for the binary kinds listed with ANVIL_TIR_BINARY.
 bool is_binary(ExprKind kind);
+// The two operands of a node of a binary kind (a, b); both null for any other kind.
+void binary_operands(const PrimExprNode* node, const PrimExpr*& a, const PrimExpr*& b);
 
 struct NotNode : PrimExprNode {
   static constexpr ExprKind kKind = ExprKind::Not;

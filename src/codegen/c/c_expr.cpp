@@ -17,18 +17,10 @@ std::string paren(const std::string& s) { return "(" + s + ")"; }
 
 // The operands of a binary node (every kind listed with ANVIL_TIR_BINARY).
 std::pair<const PrimExpr*, const PrimExpr*> binary_operands(const PrimExprNode* node) {
-  switch (node->kind) {
-#define ANVIL_TIR_EXPR(Name)
-#define ANVIL_TIR_BINARY(Name)                                 \
-  case ExprKind::Name: {                                       \
-    const auto* binary = static_cast<const Name##Node*>(node); \
-    return {&binary->a, &binary->b};                           \
-  }
-#include "anvil/tir/node_kinds.def"
-    default:
-      ANVIL_ICHECK(false, "C back end: ", expr_kind_name(node->kind), " is not binary");
-  }
-  return {nullptr, nullptr};
+  const PrimExpr *a = nullptr, *b = nullptr;
+  tir::binary_operands(node, a, b);
+  ANVIL_ICHECK(a && b, "C back end: ", expr_kind_name(node->kind), " is not binary");
+  return {a, b};
 }
 
 bool is_narrow_int(DataType t) { return (t.is_int() || t.is_uint()) && t.bits < 32; }

@@ -208,12 +208,13 @@ llvm::Value* CodeGenLLVM::emit_float_binary(ExprKind kind, llvm::Value* a, llvm:
 }
 
 llvm::Value* CodeGenLLVM::emit_binary(const PrimExprNode* node) {
-  // Every binary node has the same layout; only the kind differs.
-  auto* add = static_cast<const AddNode*>(node);
-  DataType t = add->a.dtype();
+  const PrimExpr *lhs = nullptr, *rhs = nullptr;
+  binary_operands(node, lhs, rhs);
+  ANVIL_ICHECK(lhs && rhs, "emit_binary on a ", expr_kind_name(node->kind), " node");
+  DataType t = lhs->dtype();
   ExprKind kind = node->kind;
-  llvm::Value* a = emit(add->a);
-  llvm::Value* b = emit(add->b);
+  llvm::Value* a = emit(*lhs);
+  llvm::Value* b = emit(*rhs);
   if (t.is_bfloat()) {
     // Arithmetic in float32, rounded back to bfloat16; comparisons on the float values.
     // Mod and the floor forms are not taken on bfloat16.
@@ -250,7 +251,7 @@ llvm::Value* CodeGenLLVM::emit_binary(const PrimExprNode* node) {
     case ExprKind::Mod:
     case ExprKind::FloorDiv:
     case ExprKind::FloorMod:
-      return emit_int_division(kind, t, a, b, add->b);
+      return emit_int_division(kind, t, a, b, *rhs);
     case ExprKind::Min:
       return builder_.CreateSelect(
           is_signed ? builder_.CreateICmpSLT(a, b) : builder_.CreateICmpULT(a, b), a, b);
