@@ -15,22 +15,6 @@ namespace anvil::tir {
 
 namespace {
 
-void operands_of(const PrimExprNode* node, const PrimExpr*& a, const PrimExpr*& b) {
-  switch (node->kind) {
-#define ANVIL_TIR_EXPR(Name)
-#define ANVIL_TIR_BINARY(Name)                                 \
-  case ExprKind::Name: {                                       \
-    const auto* binary = static_cast<const Name##Node*>(node); \
-    a = &binary->a;                                            \
-    b = &binary->b;                                            \
-    return;                                                    \
-  }
-#include "anvil/tir/node_kinds.def"
-    default:
-      a = b = nullptr;
-  }
-}
-
 uint64_t float_bits(double v) {
   if (std::isnan(v)) return 0x7ff8000000000000ull;
   return std::bit_cast<uint64_t>(v);
@@ -107,8 +91,8 @@ class Comparer {
       }
       default: {
         const PrimExpr *xa, *xb, *ya, *yb;
-        operands_of(a.get(), xa, xb);
-        operands_of(b.get(), ya, yb);
+        binary_operands(a.get(), xa, xb);
+        binary_operands(b.get(), ya, yb);
         ANVIL_ICHECK(xa && ya, "unknown expression kind ", expr_kind_name(a->kind));
         return expr(*xa, *ya) && expr(*xb, *yb);
       }
@@ -401,7 +385,7 @@ class Hasher {
       }
       default: {
         const PrimExpr *a, *b;
-        operands_of(e.get(), a, b);
+        binary_operands(e.get(), a, b);
         ANVIL_ICHECK(a, "unknown expression kind ", expr_kind_name(e->kind));
         expr(*a);
         return expr(*b);

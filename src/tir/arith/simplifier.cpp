@@ -45,22 +45,12 @@ PrimExpr Analyzer::Impl::binary(ExprKind kind, const PrimExpr& a, const PrimExpr
 
 namespace {
 
-template <typename Node>
-const Node* binary_node(const PrimExpr& e) {
-  return static_cast<const Node*>(e.get());
-}
-
 // The operands of a binary node, whatever its kind.
 std::pair<PrimExpr, PrimExpr> binary_operands(const PrimExpr& e) {
-  switch (e->kind) {
-#define ANVIL_TIR_EXPR(Name)
-#define ANVIL_TIR_BINARY(Name) \
-  case ExprKind::Name:         \
-    return {binary_node<Name##Node>(e)->a, binary_node<Name##Node>(e)->b};
-#include "anvil/tir/node_kinds.def"
-    default:
-      return {};
-  }
+  const PrimExpr *a = nullptr, *b = nullptr;
+  tir::binary_operands(e.get(), a, b);
+  if (!a) return {};
+  return {*a, *b};
 }
 
 bool same(const std::vector<PrimExpr>& a, const std::vector<PrimExpr>& b) {
