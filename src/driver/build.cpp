@@ -2,15 +2,15 @@
 // kernels, plan the graph.
 #include "anvil/driver/build.h"
 
-#include <unistd.h>
-
-#include <filesystem>
-
 #include "anvil/codegen/c.h"
 #include "anvil/codegen/llvm.h"
 #include "anvil/codegen/target.h"
 #include "anvil/ir/infer_type.h"
+#include "anvil/ir/printer.h"
+#include "anvil/support/error.h"
+#include "anvil/tir/printer.h"
 #include "anvil/transform/passes.h"
+#include "driver/compile_kernels.h"
 #include "driver/export.h"
 #include "driver/graph_codegen.h"
 #include "driver/lower_graph.h"
@@ -24,6 +24,7 @@ struct BuiltModule::Impl {
   std::vector<std::pair<std::string, Tensor>> params;
   std::vector<tir::PrimFunc> kernels;
   codegen::Target target;
+  ir::IRModule optimized;  // after the graph passes, before lowering
 };
 
 BuiltModule::BuiltModule(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
@@ -39,34 +40,35 @@ Package BuiltModule::package() const {
   return Package{impl_->graph_json, impl_->lib, impl_->params};
 }
 
-void BuiltModule::export_library(const std::string& path) const {
-  export_package(path, impl_->graph_json, impl_->kernels, impl_->target, impl_->params);
+std::string BuiltModule::get_source(const std::string& format) const {
+  if (format == "relay") {
+    ir::PrintOptions print;
+    print.include_metadata = false;
+    return ir::print_module(impl_->optimized, print);
+  }
+  if (format == "tir") {
+    std::string text;
+    for (const tir::PrimFunc& kernel : impl_->kernels) text += tir::print(kernel) + "\n";
+    return text;
+  }
+  if (format == "c") return codegen::emit_c(impl_->kernels);
+  if (format == "ll" || format == "asm") {
+    if (impl_->target.kind == "c")
+      throw_error("get_source: '", format, "' needs an llvm target; this module was built for c");
+    return format == "ll" ? codegen::emit_llvm_ir(impl_->kernels, impl_->target)
+                          : codegen::emit_assembly(impl_->kernels, impl_->target);
+  }
+  throw_error("unknown source format '", format, "' (expected relay, tir, ll, asm or c)");
 }
 
-namespace {
-
-// Compiles the kernels with the C back end into a temporary shared library and loads it.
-Module compile_with_c(const std::vector<tir::PrimFunc>& kernels) {
-  std::filesystem::path dir = std::filesystem::temp_directory_path();
-  std::string path = (dir / ("anvil-c-" + std::to_string(::getpid()) + "-" +
-                             std::to_string(reinterpret_cast<uintptr_t>(&kernels)) + ".so"))
-                         .string();
-  codegen::write_c_library(kernels, path);
-  Module lib = Module::load_shared(path);
-  std::filesystem::remove(path);  // the mapping stays valid
-  return lib;
+void BuiltModule::export_library(const std::string& path, const std::string& compiler) const {
+  export_package(path, impl_->graph_json, impl_->kernels, impl_->target, impl_->params, compiler);
 }
-
-}  // namespace
 
 BuiltModule build(const ir::IRModule& mod,
                   const std::vector<std::pair<std::string, Tensor>>& params,
                   const BuildOptions& options) {
-  codegen::Target target =
-      options.target == "llvm" ? codegen::Target::host() : codegen::Target::parse(options.target);
-  if (target.kind == "c" && target.mcpu.empty()) target.mcpu = codegen::Target::host().mcpu;
-  int vector_bits =
-      target.kind == "c" ? codegen::Target::host().vector_bits() : target.vector_bits();
+  auto [target, vector_bits] = resolve_build_target(options.target);
 
   ir::IRModule typed = ir::infer_type(mod);
   ir::IRModule bound = transform::bind_params(typed, params);
@@ -75,16 +77,21 @@ BuiltModule build(const ir::IRModule& mod,
   lower::LowerGroupOptions lower_options;
   lower_options.vector_bits = vector_bits;
   lower_options.target_kind = target.kind;
-  LoweredGraph lowered = lower_graph(fused, lower_options, options.print_tir);
+  LowerProgress lower_progress;
+  if (options.progress)
+    lower_progress = [&](int done, int total) { options.progress("lower", done, total); };
+  LoweredGraph lowered = lower_graph(fused, lower_options, options.print_tir, lower_progress);
 
   auto impl = std::make_shared<BuiltModule::Impl>();
-  GraphCodegenResult graph = codegen_graph(lowered.main);
+  impl->optimized = fused;
+  GraphCodegenResult graph = codegen_graph(lowered.main, lowered.kernel_info);
   impl->graph_json = std::move(graph.graph_json);
   impl->params = std::move(graph.params);
   impl->kernels = std::move(lowered.kernels);
   impl->target = target;
-  impl->lib = target.kind == "c" ? compile_with_c(impl->kernels)
-                                 : codegen::jit_compile(impl->kernels, target);
+  if (options.progress) options.progress("codegen", 0, 1);
+  impl->lib = compile_kernels(impl->kernels, target);
+  if (options.progress) options.progress("codegen", 1, 1);
   return BuiltModule(std::move(impl));
 }
 

@@ -110,23 +110,24 @@ void run_tool(const std::vector<std::string>& argv, const fs::path& log, const s
 
 // The kernels as a shared library (mod.so of a .tar package).
 void write_kernel_library(const std::vector<tir::PrimFunc>& funcs, const codegen::Target& target,
-                          const fs::path& path) {
+                          const fs::path& path, const std::string& compiler) {
   if (target.kind == "c")
-    codegen::write_c_library(funcs, path.string());
+    codegen::write_c_library(funcs, path.string(), compiler);
   else
-    codegen::write_shared_library(funcs, target, path.string());
+    codegen::write_shared_library(funcs, target, path.string(), compiler);
 }
 
 // The kernels and their library table as a position-independent object file.
 void write_kernel_object(const std::vector<tir::PrimFunc>& funcs, const codegen::Target& target,
-                         const fs::path& dir, const fs::path& object, const std::string& what) {
+                         const fs::path& dir, const fs::path& object, const std::string& compiler,
+                         const std::string& what) {
   if (target.kind != "c") {
     codegen::write_object_file(funcs, target, object.string());
     return;
   }
   fs::path source = dir / "kernels.c";
   write_bytes(source, codegen::emit_c(funcs), what);
-  run_tool({"cc", "-c", "-fPIC", "-O2", "-std=c99", "-o", object.string(), source.string()},
+  run_tool({compiler, "-c", "-fPIC", "-O2", "-std=c99", "-o", object.string(), source.string()},
            dir / "cc.log", what);
 }
 
@@ -198,9 +199,10 @@ void write_tar(const fs::path& path, const std::vector<std::pair<std::string, st
 
 void export_tar(const ScratchDir& scratch, const std::string& graph_json,
                 const std::vector<tir::PrimFunc>& funcs, const codegen::Target& target,
-                const std::string& params_bytes, const fs::path& staged, const std::string& what) {
+                const std::string& params_bytes, const fs::path& staged,
+                const std::string& compiler, const std::string& what) {
   fs::path library = scratch.path() / "mod.so";
-  write_kernel_library(funcs, target, library);
+  write_kernel_library(funcs, target, library, compiler);
   write_tar(staged,
             {{"mod.so", read_bytes(library, what)},
              {"mod.json", graph_json},
@@ -211,19 +213,19 @@ void export_tar(const ScratchDir& scratch, const std::string& graph_json,
 void export_shared(const ScratchDir& scratch, const std::string& graph_json,
                    const std::vector<tir::PrimFunc>& funcs, const codegen::Target& target,
                    const std::string& params_bytes, const fs::path& staged,
-                   const std::string& what) {
+                   const std::string& compiler, const std::string& what) {
   const fs::path& dir = scratch.path();
   fs::path kernels = dir / "kernels.o", data_source = dir / "package_data.s",
            data = dir / "package_data.o", json_file = dir / "mod.json",
            params_file = dir / "mod.params";
-  write_kernel_object(funcs, target, dir, kernels, what);
+  write_kernel_object(funcs, target, dir, kernels, compiler, what);
   write_bytes(json_file, graph_json, what);
   write_bytes(params_file, params_bytes, what);
   write_bytes(
       data_source,
       data_assembly(fs::absolute(json_file), fs::absolute(params_file), params_bytes.size()), what);
-  run_tool({"cc", "-c", "-o", data.string(), data_source.string()}, dir / "as.log", what);
-  run_tool({"cc", "-shared", "-o", staged.string(), kernels.string(), data.string(), "-lm"},
+  run_tool({compiler, "-c", "-o", data.string(), data_source.string()}, dir / "as.log", what);
+  run_tool({compiler, "-shared", "-o", staged.string(), kernels.string(), data.string(), "-lm"},
            dir / "link.log", what);
 }
 
@@ -231,7 +233,8 @@ void export_shared(const ScratchDir& scratch, const std::string& graph_json,
 
 void export_package(const std::string& path, const std::string& graph_json,
                     const std::vector<tir::PrimFunc>& lowered_funcs, const codegen::Target& target,
-                    const std::vector<std::pair<std::string, Tensor>>& params) {
+                    const std::vector<std::pair<std::string, Tensor>>& params,
+                    const std::string& compiler) {
   std::string what = "cannot write package '" + path + "'";
   fs::path target_path(path);
   std::string extension = target_path.extension().string();
@@ -249,9 +252,9 @@ void export_package(const std::string& path, const std::string& graph_json,
   ScratchDir scratch(target_path);
   fs::path staged = scratch.path() / ("staged" + extension);
   if (extension == ".tar")
-    export_tar(scratch, graph_json, lowered_funcs, target, params_bytes, staged, what);
+    export_tar(scratch, graph_json, lowered_funcs, target, params_bytes, staged, compiler, what);
   else
-    export_shared(scratch, graph_json, lowered_funcs, target, params_bytes, staged, what);
+    export_shared(scratch, graph_json, lowered_funcs, target, params_bytes, staged, compiler, what);
   fs::rename(staged, target_path, ec);
   if (ec) throw_error(what, ": cannot move it into place: ", ec.message());
 }

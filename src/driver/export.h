@@ -14,9 +14,10 @@ namespace anvil::driver {
 
 // Writes the package at path, the format chosen by the extension (.tar or .so; anything else
 // is an Error). lowered_funcs are compiled for target into the kernel library. The file
-// appears whole or not at all.
+// appears whole or not at all. compiler is the C compiler driver that assembles and links.
 void export_package(const std::string& path, const std::string& graph_json,
                     const std::vector<tir::PrimFunc>& lowered_funcs, const codegen::Target& target,
-                    const std::vector<std::pair<std::string, Tensor>>& params);
+                    const std::vector<std::pair<std::string, Tensor>>& params,
+                    const std::string& compiler = "cc");
 
 }  // namespace anvil::driver

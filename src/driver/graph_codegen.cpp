@@ -80,6 +80,9 @@ void flatten_type(const ir::Type& type, const std::string& what, std::vector<Ent
 
 class GraphBuilder {
  public:
+  explicit GraphBuilder(const std::map<std::string, KernelInfo>& kernel_info)
+      : kernel_info_(kernel_info) {}
+
   GraphCodegenResult build(const ir::Function& main) {
     for (const ir::Var& param : main->params) {
       ir::Type type = param->annotation ? param->annotation : param->checked_type;
@@ -292,6 +295,10 @@ class GraphBuilder {
                               {"num_inputs", std::to_string(node.inputs.size())},
                               {"num_outputs", std::to_string(node.outputs.size())},
                               {"flatten_data", "0"}};
+        if (auto info = kernel_info_.find(node.func_name); info != kernel_info_.end()) {
+          json_node["attrs"]["fused_ops"] = info->second.fused_ops;
+          json_node["attrs"]["flops"] = std::to_string(info->second.flops);
+        }
       }
       json_node["inputs"] = std::move(inputs);
       nodes.push_back(std::move(json_node));
@@ -317,6 +324,7 @@ class GraphBuilder {
 
   std::vector<Node> nodes_;
   std::unordered_map<const ir::ExprNode*, GraphValue> values_;
+  const std::map<std::string, KernelInfo>& kernel_info_;
   std::vector<std::pair<std::string, Tensor>> params_;
   std::set<std::string> taken_names_;  // inputs and params
   int next_param_ = 0;
@@ -324,6 +332,9 @@ class GraphBuilder {
 
 }  // namespace
 
-GraphCodegenResult codegen_graph(const ir::Function& main) { return GraphBuilder().build(main); }
+GraphCodegenResult codegen_graph(const ir::Function& main,
+                                 const std::map<std::string, KernelInfo>& kernel_info) {
+  return GraphBuilder(kernel_info).build(main);
+}
 
 }  // namespace anvil::driver

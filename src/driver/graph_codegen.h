@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "anvil/ir/ir.h"
+#include "driver/lower_graph.h"
 
 namespace anvil::driver {
 
@@ -26,6 +27,9 @@ struct GraphCodegenResult {
 // has run (never for graph inputs, params or heads), so the sizes the executor allocates are
 // the peak, not the sum. An output that is also an input, or a param that is also an output,
 // is handled with a copy kernel "__copy".
-GraphCodegenResult codegen_graph(const ir::Function& main);
+// Kernel nodes named in kernel_info also carry its "fused_ops" and "flops" attrs (strings, as
+// TVM's node attrs are), which the executor's profile reports.
+GraphCodegenResult codegen_graph(const ir::Function& main,
+                                 const std::map<std::string, KernelInfo>& kernel_info = {});
 
 }  // namespace anvil::driver

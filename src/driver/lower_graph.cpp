@@ -5,6 +5,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "anvil/analysis/cost.h"
 #include "anvil/ir/functor.h"
 #include "anvil/ir/infer_type.h"
 #include "anvil/ir/op.h"
@@ -31,12 +32,39 @@ std::set<std::string> ops_without_compute(const ir::Function& main) {
   return missing;
 }
 
+// The ops called in a fused group, in execution order: "nn.conv2d, add, nn.relu".
+std::string fused_op_names(const ir::FunctionNode& fn) {
+  std::string names;
+  ir::post_order_visit(fn.body, [&](const ir::Expr& e) {
+    const auto* call = ir::as<ir::CallNode>(e);
+    if (!call || !call->op()) return;
+    names += (names.empty() ? "" : ", ") + call->op()->name;
+  });
+  return names;
+}
+
+// The number of primitive group calls in main, for progress reports.
+int count_groups(const ir::Function& main) {
+  int groups = 0;
+  ir::post_order_visit(main->body, [&](const ir::Expr& e) {
+    const auto* call = ir::as<ir::CallNode>(e);
+    const auto* fn = call ? ir::as<ir::FunctionNode>(call->callee) : nullptr;
+    if (fn && fn->is_primitive()) ++groups;
+  });
+  return groups;
+}
+
 class GroupLowerer : public ir::ExprMutator {
  public:
-  GroupLowerer(const lower::LowerGroupOptions& options, bool print_tir)
-      : options_(options), print_tir_(print_tir) {}
+  GroupLowerer(const lower::LowerGroupOptions& options, bool print_tir, LowerProgress progress,
+               int total_groups)
+      : options_(options),
+        print_tir_(print_tir),
+        progress_(std::move(progress)),
+        total_groups_(total_groups) {}
 
   std::vector<tir::PrimFunc> kernels;
+  std::map<std::string, KernelInfo> kernel_info;
 
   void add_kernel(const tir::PrimFunc& func) {
     names_.insert(func->global_symbol());
@@ -50,6 +78,7 @@ class GroupLowerer : public ir::ExprMutator {
     const auto* fn = ir::as<ir::FunctionNode>(call->callee);
     if (!fn || !fn->is_primitive()) return mutated;
     std::string name = kernel_for(ir::downcast<ir::FunctionNode>(call->callee));
+    if (progress_) progress_(++groups_done_, total_groups_);
     ir::Call lowered = ir::call_tir(ir::GlobalVarNode::make(name), call->args, node->checked_type);
     lowered->checked_type = node->checked_type;
     return lowered;
@@ -67,12 +96,16 @@ class GroupLowerer : public ir::ExprMutator {
     tir::PrimFunc lowered = tir::transform::lower(scheduled);
     if (print_tir_) std::fprintf(stderr, "%s\n", tir::print(lowered).c_str());
     kernels.push_back(lowered);
+    kernel_info[name] = KernelInfo{fused_op_names(*fn), analysis::function_flops(*fn)};
     by_hash_[hash].emplace_back(fn, name);
     return name;
   }
 
   const lower::LowerGroupOptions& options_;
   bool print_tir_;
+  LowerProgress progress_;
+  int total_groups_ = 0;
+  int groups_done_ = 0;
   std::set<std::string> names_;
   std::unordered_map<size_t, std::vector<std::pair<ir::Function, std::string>>> by_hash_;
 };
@@ -80,7 +113,7 @@ class GroupLowerer : public ir::ExprMutator {
 }  // namespace
 
 LoweredGraph lower_graph(const ir::IRModule& fused, const lower::LowerGroupOptions& options,
-                         bool print_tir) {
+                         bool print_tir, const LowerProgress& progress) {
   ir::Function main = fused.get_function("main");
   std::set<std::string> missing = ops_without_compute(main);
   if (!missing.empty()) {
@@ -88,7 +121,7 @@ LoweredGraph lower_graph(const ir::IRModule& fused, const lower::LowerGroupOptio
     for (const std::string& op : missing) list += (list.empty() ? "" : ", ") + op;
     throw_error("build: no code generation for operator", missing.size() > 1 ? "s " : " ", list);
   }
-  GroupLowerer lowerer(options, print_tir);
+  GroupLowerer lowerer(options, print_tir, progress, progress ? count_groups(main) : 0);
   // PrimFuncs of the module called directly (call_tir written by the user) are kernels too.
   std::set<std::string> called;
   ir::post_order_visit(main->body, [&](const ir::Expr& e) {
@@ -108,7 +141,7 @@ LoweredGraph lower_graph(const ir::IRModule& fused, const lower::LowerGroupOptio
   ir::Expr body = lowerer.mutate(main->body);
   ir::Function lowered_main =
       ir::FunctionNode::make(main->params, body, main->ret_type, main->func_attrs);
-  return LoweredGraph{lowered_main, std::move(lowerer.kernels)};
+  return LoweredGraph{lowered_main, std::move(lowerer.kernels), std::move(lowerer.kernel_info)};
 }
 
 }  // namespace anvil::driver

@@ -2,6 +2,9 @@
 // and its call a call_tir of that kernel.
 #pragma once
 
+#include <functional>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "anvil/ir/ir.h"
@@ -10,14 +13,24 @@
 
 namespace anvil::driver {
 
-struct LoweredGraph {
-  ir::Function main;                   // calls are call_tir(@kernel, ...)
-  std::vector<tir::PrimFunc> kernels;  // lowered (packed calling convention)
+// What profiles show about a kernel: the ops fused into it and the work it does.
+struct KernelInfo {
+  std::string fused_ops;  // "nn.conv2d, add, nn.relu"
+  int64_t flops = 0;      // per call (analysis::function_flops)
 };
+
+struct LoweredGraph {
+  ir::Function main;                              // calls are call_tir(@kernel, ...)
+  std::vector<tir::PrimFunc> kernels;             // lowered (packed calling convention)
+  std::map<std::string, KernelInfo> kernel_info;  // by kernel name; groups only
+};
+
+// Called as each fused group is lowered: (groups done, groups in all).
+using LowerProgress = std::function<void(int done, int total)>;
 
 // Lowers every group of @main; structurally equal groups share one kernel. Throws one Error
 // listing every operator without a compute before lowering anything.
 LoweredGraph lower_graph(const ir::IRModule& fused, const lower::LowerGroupOptions& options,
-                         bool print_tir);
+                         bool print_tir, const LowerProgress& progress = {});
 
 }  // namespace anvil::driver

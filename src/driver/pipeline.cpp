@@ -3,6 +3,7 @@
 //               static ops, the only ones with TE computes), FuseOps (level 0: every call
 //               alone), lowering
 //   level >= 1  SimplifyInference, fusion of groups
+//   any level   ConvertLayout, when the config "relay.desired_layout" names a layout
 //   level >= 2  FoldConstant, EliminateCommonSubexpr, FoldScaleAxis
 //   level 3     AlterOpLayout, SimplifyExpr (cancels meeting layout transforms)
 // FoldConstant runs again after the passes that leave constant subgraphs behind
@@ -10,8 +11,10 @@
 // weights).
 #include "driver/pipeline.h"
 
+#include <algorithm>
 #include <string>
 
+#include "anvil/driver/build.h"
 #include "anvil/ir/infer_type.h"
 #include "anvil/transform/passes.h"
 
@@ -26,15 +29,25 @@ Pass pass(std::string name, int min_level, std::function<ir::IRModule(const ir::
               [fn](const ir::IRModule& mod, const PassContext&) { return fn(mod); }};
 }
 
-}  // namespace
-
-ir::IRModule optimize(const ir::IRModule& mod, const PassContext& ctx, int vector_lanes) {
+// FuseOps at the level and depth ctx selects.
+ir::IRModule fuse_for(const ir::IRModule& mod, const PassContext& ctx) {
   int fuse_level = ctx.opt_level >= 1 ? 1 : 0;
   int max_depth = std::stoi(ctx.get_config("relay.FuseOps.max_depth", "256"));
-  std::vector<Pass> passes = {
+  return transform::fuse_ops(mod, fuse_level, max_depth);
+}
+
+std::vector<Pass> passes_before_fusion(int vector_lanes) {
+  return {
       pass("InferType", 0, [](const ir::IRModule& m) { return ir::infer_type(m); }),
       pass("DynamicToStatic", 0, transform::dynamic_to_static),
       pass("SimplifyInference", 1, transform::simplify_inference),
+      // After SimplifyInference, whose scale/shift ops follow a layout where batch_norm would
+      // not.
+      Pass{"ConvertLayout", 0,
+           [](const ir::IRModule& m, const PassContext& ctx) {
+             std::string desired = ctx.get_config("relay.desired_layout");
+             return desired.empty() ? m : transform::convert_layout(m, desired);
+           }},
       pass("FoldConstant", 2, [](const ir::IRModule& m) { return transform::fold_constant(m); }),
       pass("EliminateCommonSubexpr", 2, transform::eliminate_common_subexpr),
       pass("FoldScaleAxis", 2, transform::fold_scale_axis),
@@ -45,12 +58,33 @@ ir::IRModule optimize(const ir::IRModule& mod, const PassContext& ctx, int vecto
            }),
       pass("SimplifyExpr", 3, transform::simplify_expr),
       pass("FoldConstant", 3, [](const ir::IRModule& m) { return transform::fold_constant(m); }),
-      pass("FuseOps", 0,
-           [fuse_level, max_depth](const ir::IRModule& m) {
-             return transform::fuse_ops(m, fuse_level, max_depth);
-           }),
   };
+}
+
+}  // namespace
+
+std::vector<std::string> pass_names() {
+  std::vector<std::string> names;
+  for (const Pass& p : passes_before_fusion(1))
+    if (std::find(names.begin(), names.end(), p.name) == names.end()) names.push_back(p.name);
+  names.push_back("FuseOps");
+  return names;
+}
+
+ir::IRModule optimize(const ir::IRModule& mod, const PassContext& ctx, int vector_lanes) {
+  std::vector<Pass> passes = passes_before_fusion(vector_lanes);
+  passes.push_back(Pass{
+      "FuseOps", 0, [](const ir::IRModule& m, const PassContext& c) { return fuse_for(m, c); }});
   return transform::run_passes(mod, passes, ctx);
+}
+
+ir::IRModule optimize_before_fusion(const ir::IRModule& mod, const PassContext& ctx,
+                                    int vector_lanes) {
+  return transform::run_passes(mod, passes_before_fusion(vector_lanes), ctx);
+}
+
+ir::IRModule fuse_groups(const ir::IRModule& mod, const PassContext& ctx) {
+  return fuse_for(mod, ctx);
 }
 
 }  // namespace anvil::driver

@@ -11,4 +11,12 @@ namespace anvil::driver {
 // float32 SIMD width (AlterOpLayout's block size). Returns @main made of fused groups.
 ir::IRModule optimize(const ir::IRModule& mod, const transform::PassContext& ctx, int vector_lanes);
 
+// optimize() without its last pass, FuseOps: the virtual machine fuses each control-flow region
+// of the result itself.
+ir::IRModule optimize_before_fusion(const ir::IRModule& mod, const transform::PassContext& ctx,
+                                    int vector_lanes);
+
+// FuseOps at the fusion level and max depth that ctx selects (the last pass of optimize()).
+ir::IRModule fuse_groups(const ir::IRModule& mod, const transform::PassContext& ctx);
+
 }  // namespace anvil::driver

@@ -194,12 +194,18 @@ std::vector<Tensor> resize_kernel(const KernelArgs& args) {
                   a.cubic_alpha,
                   a.cubic_exclude != 0,
                   a.extrapolation_value,
-                  false};
+                  a.antialias};
   std::vector<std::pair<size_t, AxisResize>> axes;
   for (int i = 0; i < N; ++i) {
     int64_t in = x.shape[size_t(2 + i)];
     AxisResize ax = a.size.empty() ? by_scale(in, a.scales.size() == 1 ? a.scales[0] : a.scales[i])
                                    : to_size(in, a.size.size() == 1 ? a.size[0] : a.size[i]);
+    if (!a.coordinate_scales.empty()) {
+      // The output keeps its size; coordinates follow the scale it was rounded from.
+      int64_t out = ax.out;
+      ax = by_scale(in, a.coordinate_scales[size_t(i)]);
+      ax.out = out;
+    }
     if (!a.roi.empty()) {
       ax.roi_start = a.roi[size_t(i)];
       ax.roi_end = a.roi[size_t(N + i)];

@@ -190,42 +190,27 @@ class GraphExecutor::Impl {
   }
 
   BenchmarkResult benchmark(int repeat, int number) {
-    if (repeat < 1 || number < 1)
-      throw_error("benchmark: repeat and number must be at least 1, got ", repeat, " and ", number);
-    run();  // warm-up: first-touch page faults, caches, workspace pools
-    BenchmarkResult result;
-    for (int r = 0; r < repeat; ++r) {
-      auto start = std::chrono::steady_clock::now();
-      for (int n = 0; n < number; ++n) run();
-      result.results_ms.push_back(elapsed_ms(start) / number);
-    }
-    std::vector<double> sorted = result.results_ms;
-    std::sort(sorted.begin(), sorted.end());
-    size_t count = sorted.size();
-    result.min_ms = sorted.front();
-    result.max_ms = sorted.back();
-    result.median_ms =
-        count % 2 ? sorted[count / 2] : (sorted[count / 2 - 1] + sorted[count / 2]) / 2;
-    double sum = 0;
-    for (double v : sorted) sum += v;
-    result.mean_ms = sum / double(count);
-    double squares = 0;
-    for (double v : sorted) squares += (v - result.mean_ms) * (v - result.mean_ms);
-    result.std_ms = std::sqrt(squares / double(count));
-    return result;
+    return benchmark_function([this] { run(); }, repeat, number);
   }
 
-  std::vector<KernelProfile> profile(int repeat) {
+  std::vector<KernelProfile> profile(int repeat, double* run_mean_ms) {
     if (repeat < 1) throw_error("profile: repeat must be at least 1, got ", repeat);
     run();
     std::vector<double> total_ms(calls_.size(), 0.0);
+    double run_total_ms = 0;
     for (int r = 0; r < repeat; ++r) {
+      if (run_mean_ms) {
+        auto start = std::chrono::steady_clock::now();
+        run();
+        run_total_ms += elapsed_ms(start);
+      }
       for (size_t i = 0; i < calls_.size(); ++i) {
         auto start = std::chrono::steady_clock::now();
         invoke(calls_[i]);
         total_ms[i] += elapsed_ms(start);
       }
     }
+    if (run_mean_ms) *run_mean_ms = run_total_ms / repeat;
     double sum = 0;
     for (double t : total_ms) sum += t;
     std::vector<KernelProfile> rows;
@@ -233,7 +218,8 @@ class GraphExecutor::Impl {
       const detail::GraphNode& node = spec_.nodes[size_t(calls_[i].node)];
       double mean = total_ms[i] / repeat;
       rows.push_back(KernelProfile{node.name, node.func_name, mean,
-                                   sum > 0 ? 100.0 * total_ms[i] / sum : 0.0});
+                                   sum > 0 ? 100.0 * total_ms[i] / sum : 0.0, node.fused_ops,
+                                   node.flops});
     }
     std::stable_sort(rows.begin(), rows.end(), [](const KernelProfile& a, const KernelProfile& b) {
       return a.mean_ms > b.mean_ms;
@@ -326,6 +312,35 @@ class GraphExecutor::Impl {
   int num_plain_inputs_ = 0;
 };
 
+BenchmarkResult benchmark_function(const std::function<void()>& run, int repeat, int number) {
+  if (repeat < 1 || number < 1)
+    throw_error("benchmark: repeat and number must be at least 1, got ", repeat, " and ", number);
+  run();  // warm-up: first-touch page faults, caches, workspace pools
+  BenchmarkResult result;
+  for (int r = 0; r < repeat; ++r) {
+    auto start = std::chrono::steady_clock::now();
+    for (int n = 0; n < number; ++n) run();
+    result.results_ms.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count() /
+        number);
+  }
+  std::vector<double> sorted = result.results_ms;
+  std::sort(sorted.begin(), sorted.end());
+  size_t count = sorted.size();
+  result.min_ms = sorted.front();
+  result.max_ms = sorted.back();
+  result.median_ms =
+      count % 2 ? sorted[count / 2] : (sorted[count / 2 - 1] + sorted[count / 2]) / 2;
+  double sum = 0;
+  for (double v : sorted) sum += v;
+  result.mean_ms = sum / double(count);
+  double squares = 0;
+  for (double v : sorted) squares += (v - result.mean_ms) * (v - result.mean_ms);
+  result.std_ms = std::sqrt(squares / double(count));
+  return result;
+}
+
 GraphExecutor::GraphExecutor(const std::string& graph_json, Module lib, Device device)
     : impl_(std::make_unique<Impl>(graph_json, std::move(lib), device)) {}
 GraphExecutor::~GraphExecutor() = default;
@@ -362,6 +377,8 @@ std::vector<InputInfo> GraphExecutor::get_input_info() const { return impl_->inp
 BenchmarkResult GraphExecutor::benchmark(int repeat, int number) {
   return impl_->benchmark(repeat, number);
 }
-std::vector<KernelProfile> GraphExecutor::profile(int repeat) { return impl_->profile(repeat); }
+std::vector<KernelProfile> GraphExecutor::profile(int repeat, double* run_mean_ms) {
+  return impl_->profile(repeat, run_mean_ms);
+}
 
 }  // namespace anvil

@@ -154,6 +154,11 @@ class GraphParser {
     if (num_outputs < 1 || num_outputs > std::numeric_limits<int>::max() / 2)
       fail(where, ": attrs 'num_outputs' is ", num_outputs, ", but must be at least 1");
     node.num_outputs = int(num_outputs);
+    // What a profile shows; optional, so graphs written elsewhere still load.
+    if (auto fused = attrs.find("fused_ops"); fused != attrs.end() && fused->is_string())
+      node.fused_ops = fused->get<std::string>();
+    if (auto flops = attrs.find("flops"); flops != attrs.end())
+      node.flops = std::max<int64_t>(0, attr_integer(*flops, where + " attrs 'flops'"));
   }
 
   // [node, index] or [node, index, version]; the node must come before `before`.

@@ -3,7 +3,11 @@
 // (by the coordinate transformation mode, or through the grid), then takes its nearest
 // element or a linear or cubic blend of its neighbours, separably per axis. Coordinates and
 // weights are computed in float64, as the reference does, so that rounding to the nearest
-// element picks the same one; the blend is cast to the output dtype at the end.
+// element picks the same one; the blend is cast to the output dtype at the end. Antialiasing
+// a downsample widens the linear or cubic filter by 1 / scale over correspondingly more taps.
+#include <algorithm>
+#include <cmath>
+
 #include "anvil/ir/attrs/nn.h"
 #include "anvil/topi/topi.h"
 #include "topi/nn_families.h"
@@ -31,6 +35,7 @@ struct ResizeOptions {
   std::string method, mode, rounding;
   double cubic_alpha;
   bool exclude_outside;
+  bool antialias;
 };
 
 // The input coordinate (float64) of output index o.
@@ -38,6 +43,11 @@ PrimExpr original_coordinate(const PrimExpr& o, const AxisResize& ax, const std:
   PrimExpr x = tir::cast(kF64, o);
   const auto in = double(ax.in);
   if (mode == "half_pixel") return (x + f64(0.5)) / f64(ax.scale) - f64(0.5);
+  if (mode == "half_pixel_symmetric") {
+    // Keeps the input's centre on the output's when in * scale was rounded to the output size.
+    const double shift = in / 2 * (1 - double(ax.out) / ax.length);
+    return f64(shift) + (x + f64(0.5)) / f64(ax.scale) - f64(0.5);
+  }
   if (mode == "pytorch_half_pixel")
     return ax.length > 1 ? (x + f64(0.5)) / f64(ax.scale) - f64(0.5) : f64(0);
   if (mode == "align_corners") return ax.length > 1 ? x * f64(in - 1) / f64(ax.length - 1) : f64(0);
@@ -103,10 +113,16 @@ Taps axis_taps(const PrimExpr& x, const AxisResize& ax, const ResizeOptions& o) 
   PrimExpr base = tir::cast(tir::kIndexType, tir::select(whole, floored - f64(1), floored));
   PrimExpr ratio = tir::select(whole, f64(1), x - floored);
   const bool cubic = o.method == "cubic";
-  const int64_t start = cubic ? -1 : 0, end = 2 - start;
+  // Antialiasing a downsample widens the filter by 1 / scale, so it reaches that many more
+  // input steps each way (1 for linear, 2 for cubic, when not widened).
+  const double stretch = o.antialias ? std::min(ax.scale, 1.0) : 1.0;
+  const auto start = int64_t(std::floor((cubic ? -2.0 : -1.0) / stretch) + 1);
+  const int64_t end = 2 - start;
+  const bool normalize = o.exclude_outside || o.antialias;
   PrimExpr total;
   for (int64_t i = start; i < end; ++i) {
     PrimExpr d = tir::call_intrin(kF64, "fabs", {f64(double(i)) - ratio});
+    if (stretch != 1.0) d = f64(stretch) * d;
     PrimExpr w = cubic ? cubic_weight(d, o.cubic_alpha) : tir::max(f64(0), f64(1) - d);
     PrimExpr index = base + i;
     if (o.exclude_outside) w = tir::select(tir::logical_and(index >= 0, index < ax.in), w, f64(0));
@@ -114,19 +130,21 @@ Taps axis_taps(const PrimExpr& x, const AxisResize& ax, const ResizeOptions& o) 
     taps.weight.push_back(w);
     total = total ? total + w : w;
   }
-  if (o.exclude_outside)
+  if (normalize)
     for (PrimExpr& w : taps.weight) w = tir::select(tir::eq(total, f64(0)), w, w / total);
   return taps;
 }
 
-// An axis resized to a size (the scale is out / in) or by a scale (out = floor(in * scale)).
+// An axis resized to a size (the scale is out / in, unless coordinate_scales gives it) or by a
+// scale (out = floor(in * scale)).
 AxisResize axis_resize(int64_t in, int64_t out, const std::vector<int64_t>& size,
-                       const std::vector<double>& scales, size_t i) {
+                       const std::vector<double>& scales,
+                       const std::vector<double>& coordinate_scales, size_t i) {
   AxisResize ax;
   ax.in = in;
   ax.out = out;
-  if (size.empty()) {
-    ax.scale = scales.size() == 1 ? scales[0] : scales[i];
+  if (size.empty() || !coordinate_scales.empty()) {
+    ax.scale = size.empty() ? (scales.size() == 1 ? scales[0] : scales[i]) : coordinate_scales[i];
     ax.length = double(in) * ax.scale;
   } else {
     ax.scale = double(out) / double(in);
@@ -146,15 +164,20 @@ std::vector<te::Tensor> resize_compute(const ComputeArgs& args) {
   std::vector<int64_t> out = map.primal_shape(nn::static_ints(out_shape, args.op_name()));
   std::vector<AxisResize> axes;
   for (int i = 0; i < N; ++i) {
-    AxisResize ax = axis_resize(in[size_t(2 + i)], out[size_t(2 + i)], a.size, a.scales, size_t(i));
+    AxisResize ax = axis_resize(in[size_t(2 + i)], out[size_t(2 + i)], a.size, a.scales,
+                                a.coordinate_scales, size_t(i));
     if (!a.roi.empty()) {
       ax.roi_start = a.roi[size_t(i)];
       ax.roi_end = a.roi[size_t(N + i)];
     }
     axes.push_back(ax);
   }
-  const ResizeOptions options{a.method, a.coordinate_transformation_mode, a.rounding_method,
-                              a.cubic_alpha, a.cubic_exclude != 0};
+  const ResizeOptions options{a.method,
+                              a.coordinate_transformation_mode,
+                              a.rounding_method,
+                              a.cubic_alpha,
+                              a.cubic_exclude != 0,
+                              a.antialias};
   const double extrapolation = a.extrapolation_value;
   const bool crop = options.mode == "tf_crop_and_resize";
 

@@ -1,8 +1,9 @@
 // Computes of pooling: nn.max_pool (also with argmax indices), nn.avg_pool and nn.lp_pool
-// over 1 to 3 spatial axes, nn.global_{max,avg}_pool2d and nn.adaptive_{max,avg}_pool1d/2d/3d,
-// in any layout the op table accepts. Windowed pools read a padded stage (TVM's pad_temp: the
-// lowest value for max, 0 for the sums) and reduce over the window in one block; averages divide in
-// a following elementwise stage, by the elements inside the input unless count_include_pad.
+// over 1 to 3 spatial axes, their inverse nn.max_unpool, nn.global_{max,avg}_pool2d and
+// nn.adaptive_{max,avg}_pool1d/2d/3d, in any layout the op table accepts. Windowed pools read a
+// padded stage (TVM's pad_temp: the lowest value for max, 0 for the sums) and reduce over the
+// window in one block; averages divide in a following elementwise stage, by the elements inside the
+// input unless count_include_pad.
 #include <algorithm>
 
 #include "anvil/ir/attrs/nn.h"
@@ -317,6 +318,70 @@ std::vector<te::Tensor> global_compute(const ComputeArgs& args, bool max) {
   return adaptive_pool(args, max, 2, a.layout, a.out_layout);
 }
 
+// nn.max_unpool: each output element finds the data element scattered onto it, turned
+// around as a search. Only the data elements whose pooling window covers the element can
+// hold its index (max pooling's argmax lies in its window), ceil(pool / stride) of them per
+// axis, so overlapping windows are covered too. A first stage keeps the last match in data
+// order (the one the scatter writes last), a second reads its value, or 0 where none matched
+// or the element lies past the implied size in a larger output.
+template <int N>
+std::vector<te::Tensor> max_unpool(const ComputeArgs& args) {
+  const auto& a = args.attrs_as<ir::MaxUnpoolAttrs<N>>();
+  const te::Tensor& data = args.inputs[0];
+  const te::Tensor& indices = args.inputs[1];
+  const DataType dtype = data.dtype();
+  const std::vector<int64_t> in = nn::static_shape(data);
+  const std::vector<int64_t> pool = nn::spread(a.pool_size, N, 1);
+  const std::vector<int64_t> stride = nn::spread(a.strides, N, 1);
+  const std::vector<int64_t> pad = nn::spread_padding(a.padding, N);
+  std::vector<int64_t> implied = in, candidates;
+  for (size_t i = 0; i < size_t(N); ++i) {
+    implied[2 + i] = (in[2 + i] - 1) * stride[i] + pool[i] - pad[i] - pad[N + i];
+    candidates.push_back(std::max<int64_t>((pool[i] + stride[i] - 1) / stride[i], 1));
+  }
+  std::vector<PrimExpr> out_shape = args.out_shape();
+  std::vector<tir::IterVar> reduce = nn::reduce_axes(candidates, "r", nn::spatial_axes(N));
+
+  te::Tensor last = te::compute(
+      out_shape,
+      [=](const std::vector<tir::Var>& idx) {
+        std::vector<PrimExpr> o = nn::var_exprs(idx);
+        PrimExpr target = o[0] * in[1] + o[1];  // the flat index into the implied tensor
+        PrimExpr order = tir::make_int(0);      // the candidate's position in data order
+        std::vector<PrimExpr> at = {o[0], o[1]};
+        PrimExpr valid;
+        for (size_t i = 0; i < size_t(N); ++i) {
+          const PrimExpr& p = o[2 + i];
+          PrimExpr q = tir::floordiv(p + pad[i], tir::make_int(stride[i])) - reduce[i].var;
+          valid = nn::and_also(valid, tir::logical_and(q >= 0, q < in[2 + i]));
+          valid = nn::and_also(valid, p < implied[2 + i]);
+          PrimExpr safe = tir::min(tir::max(q, tir::make_int(0)), tir::make_int(in[2 + i] - 1));
+          at.push_back(safe);
+          order = order * in[2 + i] + safe;
+          target = target * implied[2 + i] + p;
+        }
+        PrimExpr index = tir::cast(tir::kIndexType, indices.at(at));
+        return tir::max_reduce(order, reduce, tir::logical_and(valid, tir::eq(index, target)));
+      },
+      "unpool_last");
+  return {te::compute(
+      out_shape,
+      [=](const std::vector<tir::Var>& idx) {
+        std::vector<PrimExpr> o = nn::var_exprs(idx);
+        PrimExpr found = last.at(o);
+        PrimExpr rest = tir::max(found, tir::make_int(0));
+        std::vector<PrimExpr> at(size_t(N + 2));
+        at[0] = o[0];
+        at[1] = o[1];
+        for (size_t i = size_t(N); i-- > 0;) {
+          at[2 + i] = tir::floormod(rest, tir::make_int(in[2 + i]));
+          rest = tir::floordiv(rest, tir::make_int(in[2 + i]));
+        }
+        return tir::select(found >= 0, data.at(at), tir::make_const(dtype, 0));
+      },
+      "unpool")};
+}
+
 template <int N>
 void register_windowed() {
   const std::string dims = std::to_string(N) + "d";
@@ -324,6 +389,7 @@ void register_windowed() {
   register_compute("nn.max_pool" + dims + "_with_argmax", max_pool_with_argmax<N>);
   register_compute("nn.avg_pool" + dims, avg_pool<N>);
   register_compute("nn.lp_pool" + dims, lp_pool<N>);
+  register_compute("nn.max_unpool" + dims, max_unpool<N>);
   register_compute("nn.adaptive_max_pool" + dims,
                    [](const ComputeArgs& args) { return adaptive_compute<N>(args, true); });
   register_compute("nn.adaptive_avg_pool" + dims,

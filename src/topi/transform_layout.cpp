@@ -73,6 +73,8 @@ PrimExpr pad_source(const PrimExpr& o, int64_t before, int64_t n, const std::str
     PrimExpr r = tir::floormod(i, tir::make_int(period));
     return tir::select(r < tir::make_int(n), r, tir::make_int(period) - r);
   }
+  // Repeat the axis, as often as needed (numpy's np.pad).
+  if (mode == "wrap" && n > 1) return tir::floormod(i, tir::make_int(n));
   return tir::min(tir::max(i, tir::make_int(0)), tir::make_int(n - 1));
 }
 

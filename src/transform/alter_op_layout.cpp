@@ -22,6 +22,7 @@ namespace {
 using detail::constant_data;
 using detail::op_call;
 using detail::static_shape;
+using detail::transform_layout;
 
 // The blocked form of a 4-D NCHW tensor: a 5-D NCHW{block}c expression.
 struct BlockedValue {
@@ -42,17 +43,6 @@ int64_t channel_block(int64_t channels, int vector_lanes) {
 bool is_float32(const ir::Expr& e) {
   std::optional<DataType> dtype = detail::tensor_dtype(e);
   return dtype && *dtype == DataType::float32();
-}
-
-// layout_transform(x, src -> dst), or x's source when x is itself the inverse transform.
-ir::Expr transform_layout(const ir::Expr& x, const std::string& src, const std::string& dst) {
-  if (const ir::CallNode* inner = op_call(x, "layout_transform")) {
-    const auto& a = detail::attrs_or_default<ir::LayoutTransformAttrs>(*inner);
-    if (a.src_layout == dst && a.dst_layout == src) return inner->args[0];
-  }
-  return ir::call_op(
-      "layout_transform", {x},
-      ir::make_op_attrs("layout_transform", {{"src_layout", src}, {"dst_layout", dst}}));
 }
 
 // OIHW -> OIHW{ib}i{ob}o: w'[oo, io, h, w, ii, oi] = w[oo * ob + oi, io * ib + ii, h, w].

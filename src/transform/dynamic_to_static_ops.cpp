@@ -1,10 +1,11 @@
 // The static forms of the dyn.* ops. Each conversion reads the constant operands as the op's
 // reference kernel does and builds the static op the ONNX importer would have built had those
 // operands been constants at import time; values the static op cannot express (ONNX TopK's
-// k = 0, wrap padding, ...) leave the call dynamic.
+// k = 0, resizing the batch axis, ...) leave the call dynamic.
 #include "transform/dynamic_to_static_ops.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <optional>
@@ -153,7 +154,6 @@ Expr convert_pad(const ir::CallNode& call) {
   std::optional<std::vector<std::optional<int64_t>>> dims = known_dims(call.args[0]);
   if (!pads || !axes || !dims || pads->size() != 2 * axes->size()) return nullptr;
   const std::string& mode = call.attrs_as<ir::DynPadAttrs>().pad_mode;
-  if (mode == "wrap") return nullptr;
   int64_t rank = int64_t(dims->size());
   std::vector<int64_t> pad_width(size_t(2 * rank), 0);
   for (size_t i = 0; i < axes->size(); ++i) {
@@ -167,15 +167,33 @@ Expr convert_pad(const ir::CallNode& call) {
     std::optional<int64_t> size = (*dims)[k];
     if (before < 0 || after < 0) return nullptr;
     if (mode == "reflect" && !(size && std::max(before, after) < *size)) return nullptr;
-    if (mode == "edge" && !(size && (*size > 0 || before + after == 0))) return nullptr;
+    if ((mode == "edge" || mode == "wrap") && !(size && (*size > 0 || before + after == 0)))
+      return nullptr;
   }
   return ir::call_op(
       "nn.pad", {call.args[0], call.args[2]},
       ir::make_op_attrs("nn.pad", {{"pad_width", pad_width}, {"pad_mode", std::string(mode)}}));
 }
 
-// image.resize{1,2,3}d resizes the spatial axes of an (N, C, spatial...) tensor, stretching;
-// any other request (N or C resized, aspect-ratio policies, antialias) stays dynamic.
+// The one scale ONNX keep_aspect_ratio_policy gives every listed axis: the largest that fits
+// the sizes (not_larger) or the smallest that covers them (not_smaller); null when an axis'
+// size is unknown.
+std::optional<double> aspect_scale(const std::vector<std::optional<int64_t>>& dims,
+                                   const std::vector<size_t>& listed,
+                                   const std::vector<double>& sizes, const std::string& policy) {
+  const bool covers = policy == "not_smaller";
+  double scale = covers ? 0.0 : INFINITY;
+  for (size_t i = 0; i < listed.size(); ++i) {
+    std::optional<int64_t> dim = dims[listed[i]];
+    if (!dim || *dim < 1) return std::nullopt;
+    double s = sizes[i] / double(*dim);
+    scale = covers ? std::max(scale, s) : std::min(scale, s);
+  }
+  return scale;
+}
+
+// image.resize{1,2,3}d resizes the spatial axes of an (N, C, spatial...) tensor; a request that
+// changes N or C stays dynamic. Aspect-ratio policies become sizes with coordinate_scales.
 Expr convert_resize(const ir::CallNode& call) {
   const auto& a = call.attrs_as<ir::DynResizeAttrs>();
   std::optional<std::vector<std::optional<int64_t>>> dims = known_dims(call.args[0]);
@@ -183,9 +201,7 @@ Expr convert_resize(const ir::CallNode& call) {
   std::optional<std::vector<double>> roi = constant_doubles(call.args[1]);
   if (!dims || !target || !roi) return nullptr;
   const size_t rank = dims->size();
-  if (rank < 3 || rank > 5 || a.keep_aspect_ratio_policy != "stretch" || a.antialias ||
-      a.coordinate_transformation_mode == "half_pixel_symmetric")
-    return nullptr;
+  if (rank < 3 || rank > 5) return nullptr;
   const bool sizes = a.target == "sizes";
   std::vector<size_t> listed;
   for (int64_t axis : a.axes) {
@@ -197,6 +213,11 @@ Expr convert_resize(const ir::CallNode& call) {
     for (size_t k = 0; k < rank; ++k) listed.push_back(k);
   if (target->size() != listed.size()) return nullptr;
   if (!roi->empty() && roi->size() != 2 * listed.size()) return nullptr;
+  std::optional<double> aspect;
+  if (sizes && a.keep_aspect_ratio_policy != "stretch") {
+    aspect = aspect_scale(*dims, listed, *target, a.keep_aspect_ratio_policy);
+    if (!aspect) return nullptr;
+  }
   std::vector<std::optional<double>> value(rank);
   std::vector<double> starts(rank, 0.0), ends(rank, 1.0);
   for (size_t i = 0; i < listed.size(); ++i) {
@@ -206,16 +227,24 @@ Expr convert_resize(const ir::CallNode& call) {
       ends[listed[i]] = (*roi)[listed.size() + i];
     }
   }
-  std::vector<double> scales, static_roi;
+  std::vector<double> scales, static_roi, coordinate_scales;
   std::vector<int64_t> size;
   for (size_t k = 0; k < rank; ++k) {
     std::optional<int64_t> dim = (*dims)[k];
     if (k < 2) {
-      bool unchanged = !value[k] || (sizes ? dim && double(*dim) == *value[k] : *value[k] == 1.0);
+      bool unchanged = !value[k] || (aspect  ? *aspect == 1.0
+                                     : sizes ? dim && double(*dim) == *value[k]
+                                             : *value[k] == 1.0);
       if (!unchanged || starts[k] != 0.0 || ends[k] != 1.0) return nullptr;
       continue;
     }
-    if (sizes) {
+    if (aspect) {
+      // A listed axis takes in * scale rounded half up, an unlisted one keeps its size.
+      if (!dim) return nullptr;
+      double scale = value[k] ? *aspect : 1.0;
+      size.push_back(value[k] ? int64_t(double(*dim) * scale + 0.5) : *dim);
+      coordinate_scales.push_back(scale);
+    } else if (sizes) {
       if (!value[k] && !dim) return nullptr;
       size.push_back(value[k] ? int64_t(*value[k]) : *dim);
     } else {
@@ -228,11 +257,13 @@ Expr convert_resize(const ir::CallNode& call) {
                     {"rounding_method", a.rounding_method},
                     {"cubic_alpha", a.cubic_alpha},
                     {"cubic_exclude", a.cubic_exclude},
-                    {"extrapolation_value", a.extrapolation_value}};
+                    {"extrapolation_value", a.extrapolation_value},
+                    {"antialias", a.antialias}};
   if (sizes)
     attrs.emplace_back("size", size);
   else
     attrs.emplace_back("scales", scales);
+  if (!coordinate_scales.empty()) attrs.emplace_back("coordinate_scales", coordinate_scales);
   if (!roi->empty()) {
     static_roi.assign(starts.begin() + 2, starts.end());
     static_roi.insert(static_roi.end(), ends.begin() + 2, ends.end());

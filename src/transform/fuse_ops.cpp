@@ -8,37 +8,12 @@
 #include "anvil/ir/infer_type.h"
 #include "anvil/transform/passes.h"
 #include "transform/fuse_ops_graph.h"
+#include "transform/pass_util.h"
 
 namespace anvil::transform {
 namespace {
 
 using fusion::IndexedGraph;
-
-// Turns binding blocks and lets into a plain expression DAG: each bound var is replaced by
-// its value, so the partition sees the data flow through them.
-class BindingInliner : public ir::ExprMutator {
- public:
-  ir::Expr mutate_Var(const ir::VarNode* node, const ir::Expr& self) override {
-    auto it = bound_.find(node);
-    return it == bound_.end() ? self : it->second;
-  }
-  ir::Expr mutate_Let(const ir::LetNode* node, const ir::Expr&) override {
-    bound_[node->var.get()] = mutate(node->value);
-    return mutate(node->body);
-  }
-  ir::Expr mutate_SeqExpr(const ir::SeqExprNode* node, const ir::Expr&) override {
-    for (const ir::BindingBlock& block : node->blocks)
-      for (const ir::Binding& binding : block.bindings)
-        bound_[binding.var.get()] = mutate(binding.value);
-    return mutate(node->body);
-  }
-  ir::Expr mutate_Function(const ir::FunctionNode*, const ir::Expr& self) override {
-    return self;  // called functions keep their own bindings
-  }
-
- private:
-  std::unordered_map<const ir::ExprNode*, ir::Expr> bound_;
-};
 
 bool has_bindings(const ir::Expr& body) {
   bool found = false;
@@ -190,7 +165,7 @@ ir::IRModule fuse_ops(const ir::IRModule& mod, int fuse_opt_level, int max_depth
   ir::Expr body = main->body;
   if (has_bindings(body)) {
     ir::IRModule flat = typed;
-    flat.add("main", ir::FunctionNode::make(main->params, BindingInliner().mutate(body),
+    flat.add("main", ir::FunctionNode::make(main->params, transform::detail::inline_bindings(body),
                                             main->ret_type, main->func_attrs));
     main = ir::infer_type(flat).get_function("main");
     body = main->body;

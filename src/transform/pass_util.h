@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
@@ -146,5 +147,56 @@ inline bool is_primitive_function(const ir::Expr& e) {
   const auto* fn = ir::as<ir::FunctionNode>(e);
   return fn && fn->is_primitive();
 }
+
+// Turns binding blocks and lets into a plain expression DAG: each bound var is replaced by
+// its value, so the partition sees the data flow through them.
+class BindingInliner : public ir::ExprMutator {
+ public:
+  ir::Expr mutate_Var(const ir::VarNode* node, const ir::Expr& self) override {
+    auto it = bound_.find(node);
+    return it == bound_.end() ? self : it->second;
+  }
+  ir::Expr mutate_Let(const ir::LetNode* node, const ir::Expr&) override {
+    bound_[node->var.get()] = mutate(node->value);
+    return mutate(node->body);
+  }
+  ir::Expr mutate_SeqExpr(const ir::SeqExprNode* node, const ir::Expr&) override {
+    for (const ir::BindingBlock& block : node->blocks)
+      for (const ir::Binding& binding : block.bindings)
+        bound_[binding.var.get()] = mutate(binding.value);
+    return mutate(node->body);
+  }
+  ir::Expr mutate_Function(const ir::FunctionNode*, const ir::Expr& self) override {
+    return self;  // called functions keep their own bindings
+  }
+
+ private:
+  std::unordered_map<const ir::ExprNode*, ir::Expr> bound_;
+};
+
+// layout_transform(x, src -> dst): x itself when the layouts are equal, x's source when x is
+// itself the inverse transform (so transforms cancel where they meet).
+inline ir::Expr transform_layout(const ir::Expr& x, const std::string& src,
+                                 const std::string& dst) {
+  if (src == dst) return x;
+  if (const ir::CallNode* inner = op_call(x, "layout_transform")) {
+    const ir::AttrsNode* attrs =
+        inner->attrs ? inner->attrs.get() : inner->op()->def->default_attrs.get();
+    std::string inner_src, inner_dst;
+    for (const ir::AttrField& field : attrs->fields()) {
+      if (const auto* text = std::get_if<std::string>(&field.value)) {
+        if (std::string_view(field.name) == "src_layout") inner_src = *text;
+        if (std::string_view(field.name) == "dst_layout") inner_dst = *text;
+      }
+    }
+    if (inner_src == dst && inner_dst == src) return inner->args[0];
+  }
+  return ir::call_op(
+      "layout_transform", {x},
+      ir::make_op_attrs("layout_transform", {{"src_layout", src}, {"dst_layout", dst}}));
+}
+
+// body with every let and binding block inlined (functions it calls keep theirs).
+inline ir::Expr inline_bindings(const ir::Expr& body) { return BindingInliner().mutate(body); }
 
 }  // namespace anvil::transform::detail

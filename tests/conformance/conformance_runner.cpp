@@ -3,7 +3,7 @@
 // with the expected one, and prints "N passed, M failed, K skipped".
 //
 //   conformance_runner DATA_DIR [--skips FILE] [--filter TEXT] [--min-passed N]
-//                      [--show-failures] [--executor reference|graph] [--opt-level N]
+//                      [--show-failures] [--executor reference|graph|vm] [--opt-level N]
 #include <onnx/onnx_pb.h>
 
 #include <cmath>
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "anvil/driver/build.h"
+#include "anvil/driver/vm_build.h"
 #include "anvil/frontend/onnx.h"
 #include "anvil/ir/functor.h"
 #include "anvil/reference/reference.h"
@@ -151,7 +152,7 @@ std::string run_test(const fs::path& dir, const Options& options) {
     Tensor value = load_tensor(file);
     given[model.input_names[i]] = declared ? as_dtype_of(value, declared->dtype) : value;
   }
-  if (options.executor == "graph") {
+  if (options.executor == "graph" || options.executor == "vm") {
     // Compiled code needs static shapes: the test's inputs fix every dynamic dim, and inputs
     // that only decide shapes (the shape, axes or pads operands of dyn.* ops, range's
     // operands) are compile-time constants, as TVM specializes them.
@@ -186,6 +187,14 @@ std::string run_test(const fs::path& dir, const Options& options) {
     executor.run();
     for (int i = 0; i < executor.get_num_outputs(); ++i)
       outputs.push_back(executor.get_output(i).copy());
+  } else if (options.executor == "vm") {
+    driver::BuildOptions build_options;
+    build_options.pass_context.opt_level = options.opt_level;
+    VirtualMachine vm = driver::build_vm(model.mod, model.params, build_options).create_vm();
+    for (size_t i = 0; i < model.input_names.size(); ++i)
+      vm.set_input(model.input_names[i], args[i]);
+    vm.run();
+    for (int i = 0; i < vm.get_num_outputs(); ++i) outputs.push_back(vm.get_output(i).copy());
   } else {
     throw_error("unknown executor '", options.executor, "'");
   }

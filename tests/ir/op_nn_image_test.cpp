@@ -57,8 +57,8 @@ TEST(NnImage, PadErrors) {
   auto fails = [&](Attrs attrs, std::vector<std::string> words) {
     return type_error_mentions(call_op("nn.pad", {x, v}, std::move(attrs)), words);
   };
-  EXPECT_TRUE(fails(pad_attrs({0, 0, 0, 0, 1, 1, 1, 1}, "wrap"),
-                    {"nn.pad", "'pad_mode' = \"wrap\"", "constant, reflect, edge"}));
+  EXPECT_TRUE(fails(pad_attrs({0, 0, 0, 0, 1, 1, 1, 1}, "symmetric"),
+                    {"nn.pad", "'pad_mode' = \"symmetric\"", "constant, reflect, edge, wrap"}));
   EXPECT_TRUE(fails(pad_attrs({0, 0, 1}), {"'pad_width'", "(before, after) pair per axis"}));
   EXPECT_TRUE(fails(pad_attrs({0, 0, 0, 0, -1, 0, 0, 0}), {"'pad_width'", "non-negative"}));
   EXPECT_TRUE(fails(pad_attrs({1, 1, 1, 1}),
@@ -69,6 +69,8 @@ TEST(NnImage, PadErrors) {
   auto empty = tensor_var("e", {0, 3});
   EXPECT_TRUE(type_error_mentions(call_op("nn.pad", {empty, v}, pad_attrs({1, 0, 0, 0}, "edge")),
                                   {"pads axis 0 in edge mode", "empty"}));
+  EXPECT_TRUE(type_error_mentions(call_op("nn.pad", {empty, v}, pad_attrs({0, 2, 0, 0}, "wrap")),
+                                  {"pads axis 0 in wrap mode", "empty"}));
   EXPECT_TRUE(type_error_mentions(
       call_op("nn.pad", {x, tensor_var("v1", {1})}, pad_attrs({0, 0, 0, 0, 1, 1, 1, 1})),
       {"argument 'pad_value' must be a scalar", "Tensor[(1), float32]"}));

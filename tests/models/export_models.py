@@ -25,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-MODELS = ["resnet18", "mobilenet_v2", "squeezenet1_1", "efficientnet_b0", "vit_b_16"]
+MODELS = ["resnet18", "mobilenet_v2", "squeezenet1_1", "efficientnet_b0", "vit_b_16", "resnet50"]
 OPSET = 13
 INPUT_SHAPE = (1, 3, 224, 224)
 INPUT_NAME = "input"

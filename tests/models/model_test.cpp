@@ -26,20 +26,16 @@
 #include "anvil/reference/reference.h"
 #include "anvil/runtime/npy.h"
 #include "anvil/support/error.h"
+#include "models/model_cache.h"
 
 namespace fs = std::filesystem;
 
 namespace anvil {
 namespace {
 
-constexpr double kRelativeTolerance = 1e-4;
+using testing::model_cache;
 
-// The cache export_models.py fills: $ANVIL_MODEL_CACHE, else the build tree's.
-fs::path model_cache() {
-  const char* env = std::getenv("ANVIL_MODEL_CACHE");
-  if (env != nullptr && *env != '\0') return env;
-  return ANVIL_MODEL_CACHE_DEFAULT;
-}
+constexpr double kRelativeTolerance = 1e-4;
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

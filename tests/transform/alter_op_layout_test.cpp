@@ -10,18 +10,9 @@
 namespace anvil::transform {
 namespace {
 
+using testing::count_calls;
 using testing::parse;
 using testing::print;
-
-// Calls of op_name in @main.
-int count_calls(const ir::IRModule& mod, const std::string& op_name) {
-  int count = 0;
-  ir::post_order_visit(mod.get_function("main")->body, [&](const ir::Expr& e) {
-    const auto* call = ir::as<ir::CallNode>(e);
-    if (call && call->op() && call->op()->name == op_name) ++count;
-  });
-  return count;
-}
 
 // Two 1x1 convs with a per-channel bias, relu and residual adds between them stay blocked;
 // the add of a plain input brings that input in, the softmax takes the result back to NCHW.

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "anvil/ir/functor.h"
 #include "anvil/ir/infer_type.h"
 #include "anvil/ir/parser.h"
 #include "anvil/ir/printer.h"
@@ -76,6 +77,16 @@ inline void expect_same_outputs(const ir::IRModule& before, const ir::IRModule& 
   std::vector<Tensor> expected = reference::Interpreter(before).run(before_inputs);
   std::vector<Tensor> got = reference::Interpreter(after).run(after_inputs);
   expect_all_close(expected, got, rtol);
+}
+
+// Calls of op_name in @main.
+inline int count_calls(const ir::IRModule& mod, const std::string& op_name) {
+  int count = 0;
+  ir::post_order_visit(mod.get_function("main")->body, [&](const ir::Expr& e) {
+    const auto* call = ir::as<ir::CallNode>(e);
+    if (call && call->op() && call->op()->name == op_name) ++count;
+  });
+  return count;
 }
 
 }  // namespace anvil::transform::testing

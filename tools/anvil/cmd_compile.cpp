@@ -1,15 +1,20 @@
 // anvil compile MODEL.onnx: builds a model into a package (tvmc compile): mod.so, mod.json
 // and mod.params in a .tar, or one self-contained .so.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "anvil/driver/build.h"
+#include "anvil/driver/tuning_records.h"
 #include "anvil/ir/printer.h"
 #include "anvil/support/error.h"
 #include "anvil/testing/workloads.h"
 #include "commands.h"
 #include "model_loading.h"
+#include "progress.h"
 
 namespace anvil::cli {
 namespace {
@@ -21,15 +26,70 @@ struct CompileOptions {
   std::string target = "llvm";
   int opt_level = 3;
   std::string input_shapes;
+  std::string tuning_records;
+  std::string desired_layout;
+  std::vector<std::string> disabled_passes;
+  std::vector<std::string> pass_config;
+  std::vector<std::string> dump_code;
+  std::string cross_compiler = "cc";
   bool print_pass_times = false;
   std::vector<std::string> dump_after;
   bool print_tir = false;
+  bool quiet = false;
+  bool json = false;
 };
 
-void compile_model(const CompileOptions& options) {
+const std::vector<std::string> kDumpFormats = {"relay", "tir", "ll", "asm", "c"};
+
+// The file a --dump-code stage goes to, beside the package (tvmc: module.tar.ll).
+std::string dump_path(const std::string& output, const std::string& format) {
+  return output + "." + (format == "asm" ? std::string("s") : format);
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw_error("cannot write '", path, "'");
+  out << text;
+  if (!out) throw_error("cannot write '", path, "'");
+}
+
+// Checks the flags that name things before anything slow happens.
+void validate(const CompileOptions& options) {
   if (options.model.empty() == options.workload.empty())
-    throw_error("compile: give either a model file or --workload");
+    throw CLI::ValidationError("compile", "give either a model file or --workload NAME");
+  for (const std::string& pass : options.disabled_passes) {
+    bool known = false;
+    for (const std::string& name : driver::pass_names()) known |= name == pass;
+    if (!known) {
+      std::string list;
+      for (const std::string& name : driver::pass_names())
+        list += (list.empty() ? "" : ", ") + name;
+      throw CLI::ValidationError("--disabled-pass",
+                                 "unknown pass '" + pass + "' (known: " + list + ")");
+    }
+  }
+  for (const std::string& entry : options.pass_config)
+    if (entry.find('=') == std::string::npos || entry.front() == '=')
+      throw CLI::ValidationError("--pass-config", "'" + entry + "' is not of the form key=value");
+  for (const std::string& format : options.dump_code) {
+    if (std::find(kDumpFormats.begin(), kDumpFormats.end(), format) == kDumpFormats.end())
+      throw CLI::ValidationError(
+          "--dump-code", "unknown stage '" + format + "' (expected relay, tir, ll, asm or c)");
+    if (options.target.rfind("c", 0) == 0 && options.target.rfind("llvm", 0) != 0 &&
+        (format == "ll" || format == "asm"))
+      throw CLI::ValidationError(
+          "--dump-code",
+          "stage '" + format + "' needs an llvm target, not '" + options.target + "'");
+  }
+  check_target(options.target);
+}
+
+void compile_model(const CompileOptions& options) {
+  validate(options);
   auto start = std::chrono::steady_clock::now();
+  std::vector<driver::TuningRecord> records;
+  if (!options.tuning_records.empty())
+    records = driver::read_tuning_records(options.tuning_records);
   ir::IRModule mod;
   std::vector<std::pair<std::string, Tensor>> params;
   if (!options.workload.empty()) {
@@ -45,19 +105,52 @@ void compile_model(const CompileOptions& options) {
   }
   driver::BuildOptions build_options;
   build_options.target = options.target;
-  build_options.pass_context.opt_level = options.opt_level;
-  build_options.pass_context.print_pass_times = options.print_pass_times;
-  build_options.pass_context.dump_after = options.dump_after;
-  build_options.pass_context.dump = [](const std::string& pass, const ir::IRModule& m) {
+  transform::PassContext& ctx = build_options.pass_context;
+  ctx.opt_level = options.opt_level;
+  ctx.disabled_passes = options.disabled_passes;
+  for (const std::string& entry : options.pass_config) {
+    size_t eq = entry.find('=');
+    ctx.config[entry.substr(0, eq)] = entry.substr(eq + 1);
+  }
+  if (!options.desired_layout.empty()) ctx.config["relay.desired_layout"] = options.desired_layout;
+  ctx.print_pass_times = options.print_pass_times;
+  ctx.dump_after = options.dump_after;
+  ctx.dump = [](const std::string& pass, const ir::IRModule& m) {
     std::fprintf(stderr, "// after %s\n%s\n", pass.c_str(), ir::print_module(m).c_str());
   };
   build_options.print_tir = options.print_tir;
+  ProgressBar progress(!options.quiet && !options.json);
+  build_options.progress = [&progress](const std::string& phase, int done, int total) {
+    progress.update(phase == "lower" ? "lowering kernels" : "generating code", done, total);
+  };
   driver::BuiltModule built = driver::build(mod, params, build_options);
-  built.export_library(options.output);
+  progress.finish();
+  built.export_library(options.output, options.cross_compiler);
+  std::vector<std::string> dumped;
+  for (const std::string& format : options.dump_code) {
+    dumped.push_back(dump_path(options.output, format));
+    write_text(dumped.back(), built.get_source(format));
+  }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::fprintf(stderr, "compiled %s at -O%d for %s into %s in %.1f s\n",
-               options.model.empty() ? options.workload.c_str() : options.model.c_str(),
-               options.opt_level, options.target.c_str(), options.output.c_str(), seconds);
+  const std::string& source = options.model.empty() ? options.workload : options.model;
+  if (options.json) {
+    nlohmann::json summary = {{"model", source},
+                              {"output", options.output},
+                              {"target", options.target},
+                              {"opt_level", options.opt_level},
+                              {"seconds", seconds},
+                              {"dumped", dumped},
+                              {"tuning_records", records.size()}};
+    std::printf("%s\n", summary.dump().c_str());
+  } else if (!options.quiet) {
+    std::fprintf(stderr, "compiled %s at -O%d for %s into %s in %.1f s\n", source.c_str(),
+                 options.opt_level, options.target.c_str(), options.output.c_str(), seconds);
+    if (!records.empty())
+      std::fprintf(stderr,
+                   "read %zu tuning records from %s; no schedule in this build takes tuned "
+                   "parameters yet, so kernels keep their default schedules\n",
+                   records.size(), options.tuning_records.c_str());
+  }
 }
 
 }  // namespace
@@ -75,16 +168,34 @@ void add_compile_command(CLI::App& app) {
   cmd->add_option("-O,--opt-level", options->opt_level, "optimization level 0..3 (default 3)")
       ->check(CLI::Range(0, 3));
   cmd->add_option("--input-shapes", options->input_shapes,
-                  "fix dynamic input shapes, e.g. \"data:[1,3,224,224]\"");
+                  "fix dynamic input shapes, e.g. \"data:[1,3,224,224] mask:[1,10]\"");
+  cmd->add_option("--tuning-records", options->tuning_records,
+                  "tuning records (JSON lines) from anvil tune");
+  cmd->add_option("--desired-layout", options->desired_layout,
+                  "convert 2-D convolutions to this data layout: NCHW or NHWC")
+      ->check(CLI::IsMember({"NCHW", "NHWC"}));
+  cmd->add_option("--disabled-pass", options->disabled_passes,
+                  "graph passes not to run, comma-separated (e.g. FoldScaleAxis,AlterOpLayout)")
+      ->delimiter(',');
+  cmd->add_option("--pass-config", options->pass_config,
+                  "a pass setting key=value (repeatable), e.g. relay.FuseOps.max_depth=8");
+  cmd->add_option("--dump-code", options->dump_code,
+                  "write these stages beside the package, comma-separated: relay, tir, ll, asm, c")
+      ->delimiter(',');
+  cmd->add_option("--cross-compiler", options->cross_compiler,
+                  "the C compiler driver that links the kernel library (default cc)");
   cmd->add_flag("--print-pass-times", options->print_pass_times,
                 "print the time of every graph pass to stderr");
   cmd->add_option("--dump-after", options->dump_after,
                   "print the graph IR after the named pass (or \"all\") to stderr");
   cmd->add_flag("--print-tir", options->print_tir, "print every lowered kernel to stderr");
+  cmd->add_flag("-q,--quiet", options->quiet, "print nothing but errors");
+  cmd->add_flag("--json", options->json, "print a one-line JSON summary on stdout");
   cmd->footer(
       "Examples:\n"
       "  anvil compile resnet50.onnx -o resnet50.tar\n"
       "  anvil compile model.onnx -O 1 --input-shapes \"input:[1,3,224,224]\" -o model.so\n"
+      "  anvil compile resnet50.onnx --dump-code relay,asm --disabled-pass AlterOpLayout\n"
       "  anvil compile --workload resnet18 --print-pass-times --dump-after FuseOps");
   cmd->callback([options] { compile_model(*options); });
 }

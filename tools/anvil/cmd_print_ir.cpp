@@ -1,7 +1,9 @@
-// anvil print-ir: prints a module in the graph IR's text form.
+// anvil print-ir: prints a model at one stage of the compiler: the imported or optimized graph
+// IR, the lowered tensor IR of its kernels, LLVM IR or assembly.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "anvil/driver/build.h"
 #include "anvil/ir/printer.h"
 #include "anvil/support/error.h"
 #include "anvil/testing/workloads.h"
@@ -17,18 +19,38 @@ struct PrintIrOptions {
   std::string workload;
   int64_t batch = 1;
   bool no_types = false;
+  std::string stage = "imported";
+  int opt_level = 3;
+  std::string target = "llvm";
 };
 
 void run_print_ir(const PrintIrOptions& options) {
   if (options.model.empty() == options.workload.empty())
     throw CLI::ValidationError("print-ir", "give either a model file or --workload NAME");
+  check_target(options.target);
+  if (options.target == "c" && (options.stage == "ll" || options.stage == "asm"))
+    throw CLI::ValidationError("--stage", "'" + options.stage + "' needs an llvm target");
   ir::IRModule mod;
+  std::vector<std::pair<std::string, Tensor>> params;
   if (!options.model.empty()) {
     ShapeDict shapes =
         options.input_shapes.empty() ? ShapeDict{} : parse_input_shapes(options.input_shapes);
-    mod = load_onnx_model(options.model, shapes).mod;
+    frontend::ImportedModel model = load_onnx_model(options.model, shapes);
+    mod = model.mod;
+    params = model.params;
   } else {
-    mod = testing::workload_by_name(options.workload, options.batch).mod;
+    testing::Workload w = testing::workload_by_name(options.workload, options.batch);
+    mod = w.mod;
+    params = w.params;
+  }
+  if (options.stage != "imported") {
+    driver::BuildOptions build_options;
+    build_options.target = options.target;
+    build_options.pass_context.opt_level = options.opt_level;
+    driver::BuiltModule built = driver::build(mod, params, build_options);
+    std::string format = options.stage == "optimized" ? "relay" : options.stage;
+    std::fputs(built.get_source(format).c_str(), stdout);
+    return;
   }
   ir::PrintOptions print;
   print.show_types = !options.no_types;
@@ -51,11 +73,22 @@ void add_print_ir_command(CLI::App& app) {
   cmd->add_option("--batch", options->batch, "batch size of the workload's input")
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--no-types", options->no_types, "leave out the /* ty=... */ annotations");
+  cmd->add_option("--stage", options->stage,
+                  "imported (default), optimized (after the graph passes), tir (lowered "
+                  "kernels), ll (LLVM IR) or asm")
+      ->check(CLI::IsMember({"imported", "optimized", "tir", "ll", "asm"}));
+  cmd->add_option("-O,--opt-level", options->opt_level,
+                  "optimization level for the stages after import (default 3)")
+      ->check(CLI::Range(0, 3));
+  cmd->add_option("--target", options->target,
+                  "the target for the stages after import (default llvm, the host CPU)");
   cmd->footer(
       "Examples:\n"
       "  anvil print-ir --workload resnet18\n"
       "  anvil print-ir model.onnx --input-shapes \"data:[1,3,224,224]\"\n"
-      "  anvil print-ir --workload mlp --batch 4 --no-types");
+      "  anvil print-ir --workload mlp --batch 4 --no-types\n"
+      "  anvil print-ir model.onnx --stage optimized -O 3\n"
+      "  anvil print-ir --workload mlp --stage asm");
   cmd->callback([options] { run_print_ir(*options); });
 }
 

@@ -1,25 +1,31 @@
-// anvil run MODEL: runs a compiled package (.tar or .so from `anvil compile`) or an ONNX
-// model (compiled in memory first, or interpreted with --executor reference) on inputs from
-// an .npz file (or filled ones) and writes its outputs as output_0, output_1, ... (tvmc's
-// convention).
+// anvil run MODEL: runs a compiled package (.tar or .so from `anvil compile`) or an ONNX model
+// (compiled in memory for the graph executor or the VM, or interpreted with --executor
+// reference) on inputs from an .npz file (or filled ones) and writes its outputs as output_0,
+// output_1, ... (tvmc's convention).
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <numeric>
 
 #include "anvil/driver/build.h"
+#include "anvil/driver/vm_build.h"
 #include "anvil/reference/reference.h"
 #include "anvil/runtime/npy.h"
 #include "anvil/runtime/package.h"
+#include "anvil/runtime/thread_pool.h"
 #include "anvil/support/error.h"
 #include "commands.h"
 #include "model_loading.h"
+#include "run_report.h"
 
 namespace anvil::cli {
 namespace {
 
 struct RunOptions {
   std::string model;
+  std::string device = "cpu";
   std::string inputs;
   std::string outputs;
   std::string fill_mode = "random";
@@ -29,10 +35,14 @@ struct RunOptions {
   bool print_time = false;
   int repeat = 1;
   int number = 1;
+  int print_top = 0;
+  int threads = 0;
   bool profile = false;
 };
 
-// True for a file that starts like an ONNX model rather than a package (tar or ELF).
+using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
+
+// True for a file that starts like a package (tar or ELF) rather than an ONNX model.
 bool is_package(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw_error("model file '", path, "' does not exist or cannot be read");
@@ -44,90 +54,146 @@ bool is_package(const std::string& path) {
   return elf || tar;
 }
 
-void write_outputs(const RunOptions& options, const std::vector<Tensor>& outputs) {
-  std::vector<std::pair<std::string, Tensor>> named;
+// What is printed or written after the run.
+void report_outputs(const RunOptions& options, const std::vector<Tensor>& outputs) {
+  NamedTensors named;
   for (size_t i = 0; i < outputs.size(); ++i)
     named.emplace_back("output_" + std::to_string(i), outputs[i]);
   if (!options.outputs.empty()) {
     write_npz(options.outputs, named, /*compress=*/false);
-  } else {
+  } else if (options.print_top == 0) {
     for (const auto& [name, t] : named)
       std::printf("%s: %s %s\n", name.c_str(), t.dtype().to_string().c_str(),
                   shape_to_string(t.shape()).c_str());
   }
+  if (options.print_top > 0) {
+    if (outputs.empty()) throw_error("--print-top: the model has no outputs");
+    print_top(outputs[0], options.print_top);
+  }
+}
+
+// An ONNX model's inputs: read from --inputs (checked against the model's signature) or
+// filled, in the model's order.
+NamedTensors model_inputs(const RunOptions& options, const frontend::ImportedModel& model) {
+  NamedTensors given =
+      options.inputs.empty() ? fill_inputs(model, options.fill_mode) : read_npz(options.inputs);
+  std::vector<Tensor> ordered = match_inputs(model, given);
+  NamedTensors named;
+  for (size_t i = 0; i < ordered.size(); ++i) named.emplace_back(model.input_names[i], ordered[i]);
+  return named;
+}
+
+frontend::ImportedModel import_model(const RunOptions& options) {
+  ShapeDict shapes =
+      options.input_shapes.empty() ? ShapeDict{} : parse_input_shapes(options.input_shapes);
+  return load_onnx_model(options.model, shapes);
 }
 
 void run_reference(const RunOptions& options) {
-  ShapeDict shapes =
-      options.input_shapes.empty() ? ShapeDict{} : parse_input_shapes(options.input_shapes);
-  frontend::ImportedModel model = load_onnx_model(options.model, shapes);
-  std::vector<std::pair<std::string, Tensor>> given =
-      options.inputs.empty() ? fill_inputs(model, options.fill_mode) : read_npz(options.inputs);
-  std::vector<Tensor> args = match_inputs(model, given);
+  frontend::ImportedModel model = import_model(options);
+  std::vector<Tensor> args;
+  for (const auto& [name, tensor] : model_inputs(options, model)) args.push_back(tensor);
   for (const auto& [name, tensor] : model.params) args.push_back(tensor);
-  auto start = std::chrono::steady_clock::now();
   reference::Interpreter interpreter(model.mod);
+  auto start = std::chrono::steady_clock::now();
   std::vector<Tensor> outputs = interpreter.run(args);
   double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  write_outputs(options, outputs);
+  report_outputs(options, outputs);
   if (options.print_time) std::printf("reference executor: %.2f ms\n", ms);
+}
+
+// Sets the given inputs of an executor (GraphExecutor or VirtualMachine), or fills them all
+// from the executor's own input info when none are given.
+template <typename Executor>
+void set_inputs(Executor& executor, const NamedTensors& given, const std::string& fill_mode) {
+  if (given.empty()) {
+    std::mt19937_64 rng(0);
+    for (const InputInfo& info : executor.get_input_info()) {
+      for (int64_t d : info.shape)
+        if (d < 0)
+          throw_error("input '", info.name,
+                      "' has a dynamic shape; give --inputs or --input-shapes");
+      executor.set_input(info.name, fill_tensor(info.shape, info.dtype, fill_mode, rng));
+    }
+    return;
+  }
+  for (const auto& [name, tensor] : given) {
+    if (executor.get_input_index(name) < 0)
+      throw_error("input '", name, "' is not an input of the model");
+    executor.set_input(name, tensor);
+  }
+  for (const InputInfo& info : executor.get_input_info()) {
+    bool found = false;
+    for (const auto& [name, tensor] : given) found |= name == info.name;
+    if (!found) throw_error("input '", info.name, "' is missing from the given inputs");
+  }
+}
+
+template <typename Executor>
+std::vector<Tensor> outputs_of(const Executor& executor) {
+  std::vector<Tensor> outputs;
+  for (int i = 0; i < executor.get_num_outputs(); ++i)
+    outputs.push_back(executor.get_output(i).copy());
+  return outputs;
 }
 
 void run_graph(const RunOptions& options) {
   Package package;
-  std::vector<std::pair<std::string, Tensor>> given;
+  NamedTensors given;
   if (is_package(options.model)) {
     package = load_module(options.model);
     if (!options.inputs.empty()) given = read_npz(options.inputs);
   } else {
     // An ONNX model: its signature checks the inputs before anything is compiled.
-    ShapeDict shapes =
-        options.input_shapes.empty() ? ShapeDict{} : parse_input_shapes(options.input_shapes);
-    frontend::ImportedModel model = load_onnx_model(options.model, shapes);
-    given =
-        options.inputs.empty() ? fill_inputs(model, options.fill_mode) : read_npz(options.inputs);
-    std::vector<Tensor> ordered = match_inputs(model, given);
-    given.clear();
-    for (size_t i = 0; i < ordered.size(); ++i)
-      given.emplace_back(model.input_names[i], ordered[i]);
+    frontend::ImportedModel model = import_model(options);
+    given = model_inputs(options, model);
     driver::BuildOptions build_options;
     build_options.pass_context.opt_level = options.opt_level;
     package = driver::build(model.mod, model.params, build_options).package();
   }
   GraphExecutor executor = package.create_executor();
-  if (!given.empty()) {
-    for (const auto& [name, tensor] : given) {
-      if (executor.get_input_index(name) < 0)
-        throw_error("input '", name, "' is not an input of the model");
-      executor.set_input(name, tensor);
-    }
-    for (const InputInfo& info : executor.get_input_info()) {
-      bool found = false;
-      for (const auto& [name, tensor] : given) found |= name == info.name;
-      if (!found) throw_error("input '", info.name, "' is missing from the given inputs");
-    }
-  } else {
-    std::mt19937_64 rng(0);
-    for (const InputInfo& info : executor.get_input_info())
-      executor.set_input(info.name, fill_tensor(info.shape, info.dtype, options.fill_mode, rng));
-  }
+  set_inputs(executor, given, options.fill_mode);
   executor.run();
-  std::vector<Tensor> outputs;
-  for (int i = 0; i < executor.get_num_outputs(); ++i)
-    outputs.push_back(executor.get_output(i).copy());
-  write_outputs(options, outputs);
-  if (options.print_time) {
-    BenchmarkResult r = executor.benchmark(options.repeat, options.number);
-    std::printf("Execution time summary:\n");
-    std::printf(" mean (ms)   median (ms)    max (ms)     min (ms)     std (ms)\n");
-    std::printf(" %9.4f    %9.4f    %9.4f    %9.4f    %9.4f\n", r.mean_ms, r.median_ms, r.max_ms,
-                r.min_ms, r.std_ms);
-  }
+  report_outputs(options, outputs_of(executor));
+  if (options.print_time) print_time_summary(executor.benchmark(options.repeat, options.number));
   if (options.profile) {
-    std::printf("%-60s %10s %8s\n", "kernel", "mean (ms)", "percent");
-    for (const KernelProfile& k : executor.profile(options.repeat))
-      std::printf("%-60s %10.4f %7.2f%%\n", k.node_name.c_str(), k.mean_ms, k.percent);
+    // Whole runs are timed in turns with the kernels, so the table can show how much of a run
+    // the kernels account for under the same load.
+    double run_ms = 0;
+    std::vector<KernelProfile> rows = executor.profile(options.repeat, &run_ms);
+    print_profile(rows, run_ms);
+  }
+}
+
+void run_vm(const RunOptions& options) {
+  if (is_package(options.model))
+    throw_error("--executor vm compiles .onnx models; '", options.model,
+                "' is a graph executor package (use --executor graph)");
+  frontend::ImportedModel model = import_model(options);
+  NamedTensors given = model_inputs(options, model);
+  driver::BuildOptions build_options;
+  build_options.pass_context.opt_level = options.opt_level;
+  VirtualMachine vm = driver::build_vm(model.mod, model.params, build_options).create_vm();
+  set_inputs(vm, given, options.fill_mode);
+  vm.run();
+  report_outputs(options, outputs_of(vm));
+  if (options.print_time) print_time_summary(vm.benchmark(options.repeat, options.number));
+}
+
+void run_model(const RunOptions& options) {
+  if (options.threads > 0) set_num_threads(options.threads);
+  if (options.executor == "reference") {
+    if (is_package(options.model))
+      throw_error("--executor reference runs .onnx models; '", options.model,
+                  "' is a compiled package");
+    if (options.profile) throw CLI::ValidationError("--profile", "needs --executor graph");
+    run_reference(options);
+  } else if (options.executor == "vm") {
+    if (options.profile) throw CLI::ValidationError("--profile", "needs --executor graph");
+    run_vm(options);
+  } else {
+    run_graph(options);
   }
 }
 
@@ -140,6 +206,8 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("model", options->model,
                   "a package (.tar or .so from anvil compile) or an .onnx file")
       ->required();
+  cmd->add_option("--device", options->device, "where to run: cpu (the only device so far)")
+      ->check(CLI::IsMember({"cpu"}));
   cmd->add_option("-i,--inputs", options->inputs,
                   ".npz file with one array per model input, by name");
   cmd->add_option("-o,--outputs", options->outputs,
@@ -148,8 +216,9 @@ void add_run_command(CLI::App& app) {
                   "values of inputs not given: zeros, ones or random")
       ->check(CLI::IsMember({"zeros", "ones", "random"}));
   cmd->add_option("--executor", options->executor,
-                  "graph (compiled kernels, default) or reference (the interpreter; .onnx only)")
-      ->check(CLI::IsMember({"graph", "reference"}));
+                  "graph (compiled kernels, default), vm (compiled, for control flow and dynamic "
+                  "shapes; .onnx only) or reference (the interpreter; .onnx only)")
+      ->check(CLI::IsMember({"graph", "vm", "reference"}));
   cmd->add_option("--input-shapes", options->input_shapes,
                   "fix dynamic input shapes, e.g. \"data:[1,3,224,224] mask:[1,10]\"");
   cmd->add_option("-O,--opt-level", options->opt_level,
@@ -161,24 +230,22 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--number", options->number, "runs per timed repeat (default 1)")
       ->check(CLI::PositiveNumber);
-  cmd->add_flag("--profile", options->profile, "print the time of every kernel");
+  cmd->add_option("--print-top", options->print_top,
+                  "print the N largest values of output 0 with their indices")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--threads", options->threads,
+                  "worker threads (default: ANVIL_NUM_THREADS or the physical cores)")
+      ->check(CLI::Range(1, 1024));
+  cmd->add_flag("--profile", options->profile,
+                "print a per-kernel table: name, fused ops, time, share, GFLOP/s");
   cmd->footer(
       "Examples:\n"
       "  anvil run module.tar --inputs input.npz --outputs predictions.npz --print-time --repeat "
       "100\n"
-      "  anvil run resnet18.onnx --inputs input.npz --outputs predictions.npz\n"
-      "  anvil run model.onnx --executor reference --fill-mode ones\n"
-      "  anvil run bert.onnx --input-shapes \"input_ids:[1,128]\" --fill-mode zeros");
-  cmd->callback([options] {
-    if (options->executor == "reference") {
-      if (is_package(options->model))
-        throw_error("--executor reference runs .onnx models; '", options->model,
-                    "' is a compiled package");
-      run_reference(*options);
-    } else {
-      run_graph(*options);
-    }
-  });
+      "  anvil run resnet18.onnx --inputs input.npz --print-top 5 --threads 1\n"
+      "  anvil run module.tar --fill-mode random --profile --repeat 20\n"
+      "  anvil run model.onnx --executor vm --input-shapes \"input_ids:[1,128]\"");
+  cmd->callback([options] { run_model(*options); });
 }
 
 }  // namespace anvil::cli

@@ -24,6 +24,12 @@ void add_compile_command(CLI::App& app);
 // Adds `anvil demo`: anvil's main job on a built-in network, end to end.
 void add_demo_command(CLI::App& app);
 
+// Adds `anvil analyze FILE`: per-layer MACs, FLOPs, parameters and activation bytes.
+void add_analyze_command(CLI::App& app);
+
+// Adds `anvil tune`: reserved for auto-tuning; a usage error until it exists.
+void add_tune_command(CLI::App& app);
+
 // Prints the summary line and per-tensor table of a .npy, .npz or params file.
 void print_tensor_file_summary(const std::string& path);
 

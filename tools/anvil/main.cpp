@@ -43,6 +43,8 @@ int main(int argc, char** argv) {
   anvil::cli::add_demo_command(app);
   anvil::cli::add_compile_command(app);
   anvil::cli::add_run_command(app);
+  anvil::cli::add_analyze_command(app);
+  anvil::cli::add_tune_command(app);
 
   try {
     app.parse(argc, argv);

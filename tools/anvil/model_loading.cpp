@@ -1,8 +1,10 @@
 #include "model_loading.h"
 
+#include <CLI/CLI.hpp>
 #include <cctype>
 #include <random>
 
+#include "anvil/codegen/target.h"
 #include "anvil/support/error.h"
 
 namespace anvil::cli {
@@ -20,8 +22,10 @@ const ir::TensorTypeNode& param_type(const frontend::ImportedModel& model, size_
 ShapeDict parse_input_shapes(const std::string& text) {
   ShapeDict result;
   size_t i = 0;
+  // A shape string that does not parse is a usage error, like any other bad flag value.
   auto bad = [&](const std::string& why) {
-    throw_error("--input-shapes '", text, "': ", why, " at position ", i);
+    throw CLI::ValidationError("--input-shapes",
+                               "'" + text + "': " + why + " at position " + std::to_string(i));
   };
   auto skip_space = [&] {
     while (i < text.size() && (std::isspace(static_cast<unsigned char>(text[i])) || text[i] == ','))
@@ -40,6 +44,7 @@ ShapeDict parse_input_shapes(const std::string& text) {
       size_t start = i;
       while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
       if (start == i) bad("expected a dimension");
+      if (i - start > 12) bad("dimension too large");
       dims.push_back(std::stoll(text.substr(start, i - start)));
       while (i < text.size() && text[i] == ' ') ++i;
       if (i < text.size() && text[i] == ',')
@@ -53,8 +58,16 @@ ShapeDict parse_input_shapes(const std::string& text) {
     result.emplace_back(name, dims);
     skip_space();
   }
-  if (result.empty()) throw_error("--input-shapes '", text, "' names no input");
+  if (result.empty()) throw CLI::ValidationError("--input-shapes", "'" + text + "' names no input");
   return result;
+}
+
+void check_target(const std::string& target) {
+  try {
+    codegen::Target::parse(target);
+  } catch (const Error& e) {
+    throw CLI::ValidationError("--target", e.what());
+  }
 }
 
 frontend::ImportedModel load_onnx_model(const std::string& path, const ShapeDict& shapes) {

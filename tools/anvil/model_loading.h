@@ -16,6 +16,9 @@ using ShapeDict = std::vector<std::pair<std::string, std::vector<int64_t>>>;
 // Parses "a:[1,3,224,224] b:[1,10]" (also comma-separated entries); throws Error naming the text.
 ShapeDict parse_input_shapes(const std::string& text);
 
+// Throws a usage error naming the bad part of a target string ("llvm -mcpu=NAME", "c").
+void check_target(const std::string& target);
+
 // Imports an ONNX model file with the given fixed input shapes.
 frontend::ImportedModel load_onnx_model(const std::string& path, const ShapeDict& shapes);
 

@@ -3,6 +3,7 @@
 // kernel, the kernels are compiled, and the graph is planned into graph JSON.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -30,6 +31,9 @@ struct BuildOptions {
   transform::PassContext pass_context = default_pass_context();
   // Print the lowered tensor IR of every kernel to stderr.
   bool print_tir = false;
+  // Called as the build advances: ("lower", groups done, groups in all) for each fused group,
+  // then ("codegen", 0, 1) and ("codegen", 1, 1) around machine code generation.
+  std::function<void(const std::string& phase, int done, int total)> progress;
 };
 
 // What build() returns (TVM's executor factory): the graph, the compiled kernels, the params
@@ -43,9 +47,14 @@ class BuiltModule {
   GraphExecutor create_executor() const;
   // The package parts (graph JSON, kernel library, params).
   Package package() const;
+  // The module as text at one stage: "relay" (the optimized, fused graph IR), "tir" (every
+  // lowered kernel), "ll" (LLVM IR), "asm" (assembly) or "c" (C source). Anything else, or
+  // "ll"/"asm" for the c target, is an Error naming the format.
+  std::string get_source(const std::string& format) const;
   // Writes x.tar (mod.so, mod.json, mod.params) or x.so (self-contained), chosen by
-  // extension; anything else is an Error. The file appears whole or not at all.
-  void export_library(const std::string& path) const;
+  // extension; anything else is an Error. The file appears whole or not at all. compiler is
+  // the C compiler driver that links the library (tvmc's --cross-compiler).
+  void export_library(const std::string& path, const std::string& compiler = "cc") const;
 
   struct Impl;
   explicit BuiltModule(std::shared_ptr<const Impl> impl);
@@ -53,6 +62,9 @@ class BuiltModule {
  private:
   std::shared_ptr<const Impl> impl_;
 };
+
+// The names of the graph passes of the pipeline, in order (what --disabled-pass accepts).
+std::vector<std::string> pass_names();
 
 // Builds @main of mod with params bound as constants. Throws Error for unsupported ops (all
 // listed at once), dynamic shapes, or a bad target.

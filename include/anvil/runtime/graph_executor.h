@@ -3,6 +3,7 @@
 // is allocated once from the graph's storage plan; run() allocates nothing.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -25,7 +26,9 @@ struct KernelProfile {
   std::string node_name;
   std::string func_name;
   double mean_ms = 0;
-  double percent = 0;  // of the summed kernel time
+  double percent = 0;     // of the summed kernel time
+  std::string fused_ops;  // the ops compiled into the kernel, when the graph says
+  int64_t flops = 0;      // floating-point operations per call, when the graph says
 };
 
 // Name, shape and dtype of one graph input.
@@ -34,6 +37,10 @@ struct InputInfo {
   std::vector<int64_t> shape;
   DataType dtype;
 };
+
+// Times run: one warm-up call, then `repeat` timings of `number` calls each, summarized (what
+// the executors' benchmark() report).
+BenchmarkResult benchmark_function(const std::function<void()>& run, int repeat, int number);
 
 class GraphExecutor {
  public:
@@ -71,8 +78,10 @@ class GraphExecutor {
 
   // Runs `number` times per repeat, `repeat` times, after one warm-up run.
   BenchmarkResult benchmark(int repeat = 10, int number = 1);
-  // Per-kernel mean times over `repeat` runs, slowest first.
-  std::vector<KernelProfile> profile(int repeat = 10);
+  // Per-kernel mean times over `repeat` runs, slowest first. When run_mean_ms is given it
+  // receives the mean time of a whole run(), measured in turns with the kernel timings so that
+  // both see the same machine load.
+  std::vector<KernelProfile> profile(int repeat = 10, double* run_mean_ms = nullptr);
 
   class Impl;
 

@@ -48,6 +48,11 @@ ir::IRModule fold_scale_axis(const ir::IRModule& mod);
 // layout_transforms that cancel removed.
 ir::IRModule simplify_expr(const ir::IRModule& mod);
 
+// ConvertLayout (tvmc --desired-layout): 2-D convolutions move to desired_layout ("NCHW" or
+// "NHWC", kernels OIHW or HWIO); elementwise, broadcasting, bias_add and pooling ops follow, and
+// layout_transforms sit only where a consumer needs the original layout.
+ir::IRModule convert_layout(const ir::IRModule& mod, const std::string& desired_layout);
+
 // For x86: nn.conv2d in NCHW with float32 becomes layout_transform(NCHW -> NCHW{c}c) ->
 // nn.contrib_conv2d_NCHWc (weights re-packed as OIHW{i}i{o}o constants at compile time) ->
 // layout_transform back; elementwise and broadcast ops between two such convolutions are

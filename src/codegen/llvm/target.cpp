@@ -6,10 +6,13 @@
 #include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
 #include <llvm/TargetParser/Host.h>
 #include <llvm/TargetParser/Triple.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <mutex>
 #include <sstream>
 
@@ -137,6 +140,30 @@ std::vector<std::string> split(const std::string& text, char separator) {
   return parts;
 }
 
+// True when LLVM knows the subtarget feature. LLVM itself only prints a warning for an unknown
+// one and then ignores it, so the check creates the subtarget with the feature and looks for
+// that warning, with stderr sent to a scratch file meanwhile.
+bool is_known_feature(const std::string& triple, const std::string& name) {
+  static std::mutex mutex;
+  std::lock_guard<std::mutex> lock(mutex);
+  std::FILE* scratch = std::tmpfile();
+  if (!scratch) return true;  // cannot check; LLVM's warning will still show
+  llvm::errs().flush();
+  int saved = ::dup(STDERR_FILENO);
+  ::dup2(::fileno(scratch), STDERR_FILENO);
+  llvm_backend::subtarget_info(triple, "", "+" + name);
+  llvm::errs().flush();
+  ::dup2(saved, STDERR_FILENO);
+  ::close(saved);
+  std::string warnings;
+  std::rewind(scratch);
+  char buffer[512];
+  for (size_t got; (got = std::fread(buffer, 1, sizeof buffer, scratch)) > 0;)
+    warnings.append(buffer, got);
+  std::fclose(scratch);
+  return warnings.find("not a recognized feature") == std::string::npos;
+}
+
 }  // namespace
 
 Target Target::parse(std::string_view text) {
@@ -178,6 +205,9 @@ Target Target::parse(std::string_view text) {
     auto info = llvm_backend::subtarget_info(triple, "", "");
     if (!target.mcpu.empty() && target.mcpu != "generic" && !info->isCPUStringValid(target.mcpu))
       throw_error("unknown CPU '", target.mcpu, "' for ", triple, " in target '", text, "'");
+    for (const std::string& feature : target.mattrs)
+      if (!is_known_feature(triple, feature.substr(1)))
+        throw_error("unknown feature '", feature, "' for ", triple, " in target '", text, "'");
   }
   return target;
 }

@@ -29,7 +29,7 @@ void expect_choice(const std::string& value, const char* attr,
 
 Type pad_relation(const RelationArgs& args) {
   const auto& a = args.attrs_as<PadAttrs>();
-  expect_choice(a.pad_mode, "pad_mode", {"constant", "reflect", "edge"});
+  expect_choice(a.pad_mode, "pad_mode", {"constant", "reflect", "edge", "wrap"});
   if (a.pad_width.size() % 2 != 0)
     throw_error("attribute 'pad_width' must hold a (before, after) pair per axis, got ",
                 nn::ints_text(a.pad_width));
@@ -53,10 +53,10 @@ Type pad_relation(const RelationArgs& args) {
       throw_error("attribute 'pad_width' = ", nn::ints_text(a.pad_width), " pads axis ", i, " by ",
                   std::max(before, after), " but reflect mode needs less than its size ",
                   shape[i].int_value(), ": ", nn::inputs_text(args));
-    if (a.pad_mode == "edge" && shape[i].is_int() && shape[i].int_value() == 0 &&
-        before + after > 0)
-      throw_error("attribute 'pad_width' pads axis ", i,
-                  " in edge mode, but the axis is empty: ", nn::inputs_text(args));
+    if ((a.pad_mode == "edge" || a.pad_mode == "wrap") && shape[i].is_int() &&
+        shape[i].int_value() == 0 && before + after > 0)
+      throw_error("attribute 'pad_width' pads axis ", i, " in ", a.pad_mode,
+                  " mode, but the axis is empty: ", nn::inputs_text(args));
     shape[i] = shape[i] + (before + after);
   }
   return TensorTypeNode::make(std::move(shape), nn::input_dtype(args, 0));
@@ -87,8 +87,8 @@ Type resize_relation(const RelationArgs& args) {
   nn::Layout layout = nn::Layout::parse(a.layout, "layout", order);
   expect_choice(a.method, "method", {"nearest_neighbor", "linear", "cubic"});
   expect_choice(a.coordinate_transformation_mode, "coordinate_transformation_mode",
-                {"half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel",
-                 "tf_half_pixel_for_nn", "tf_crop_and_resize"});
+                {"half_pixel", "half_pixel_symmetric", "align_corners", "asymmetric",
+                 "pytorch_half_pixel", "tf_half_pixel_for_nn", "tf_crop_and_resize"});
   if (!a.rounding_method.empty())
     expect_choice(a.rounding_method, "rounding_method",
                   {"round", "floor", "ceil", "round_prefer_floor", "round_prefer_ceil"});
@@ -120,6 +120,16 @@ Type resize_relation(const RelationArgs& args) {
         throw_error("attribute 'scales' must be positive and finite, got ", scale);
       shape[2 + i] = scaled_size(shape[2 + i], scale, a.scales, axes[i]);
     }
+  }
+  if (!a.coordinate_scales.empty()) {
+    if (a.size.empty())
+      throw_error("attribute 'coordinate_scales' needs 'size' (the output it rounds to)");
+    if (a.coordinate_scales.size() != N)
+      throw_error("attribute 'coordinate_scales' must have ", N,
+                  " values (one per spatial axis), got ", a.coordinate_scales.size());
+    for (double scale : a.coordinate_scales)
+      if (!(scale > 0) || !std::isfinite(scale))
+        throw_error("attribute 'coordinate_scales' must be positive and finite, got ", scale);
   }
   return TensorTypeNode::make(layout.from_primal(shape, order, "layout"),
                               a.out_dtype.value_or(nn::input_dtype(args, 0)));

@@ -359,7 +359,8 @@ using MaxUnpool3DAttrs = MaxUnpoolAttrs<3>;
 // ---------------------------------------------------------------- padding and image
 
 // nn.pad: pad_width is [before_0, after_0, before_1, after_1, ...], two
-// non-negative values per axis; pad_mode is "constant", "reflect" or "edge".
+// non-negative values per axis; pad_mode is "constant", "reflect", "edge" or
+// "wrap" (repeats the axis, as numpy's np.pad).
 // The constant fill value is the op's second input (a scalar), as in TVM.
 struct PadAttrs : AttrsBase<PadAttrs> {
   static constexpr const char* kTypeKey = "nn.PadAttrs";
@@ -374,12 +375,16 @@ struct PadAttrs : AttrsBase<PadAttrs> {
 };
 
 // image.resize1d/2d/3d. Exactly one of size (the output's spatial size) and
-// scales (output = floor(input * scale), as ONNX Resize) is given. roi holds
-// every axis' start then every end, for tf_crop_and_resize. method:
-// nearest_neighbor, linear or cubic; coordinate_transformation_mode:
-// half_pixel, align_corners, asymmetric, pytorch_half_pixel,
-// tf_half_pixel_for_nn or tf_crop_and_resize; rounding_method (nearest only):
-// "", round, floor, ceil, round_prefer_floor or round_prefer_ceil.
+// scales (output = floor(input * scale), as ONNX Resize) is given; with size,
+// coordinate_scales (one per axis, optional) replaces size / input in the
+// coordinate transformation (ONNX keep_aspect_ratio_policy, which rounds
+// input * scale to the size). roi holds every axis' start then every end, for
+// tf_crop_and_resize. method: nearest_neighbor, linear or cubic;
+// coordinate_transformation_mode: half_pixel, half_pixel_symmetric,
+// align_corners, asymmetric, pytorch_half_pixel, tf_half_pixel_for_nn or
+// tf_crop_and_resize; rounding_method (nearest only): "", round, floor, ceil,
+// round_prefer_floor or round_prefer_ceil. antialias widens linear and cubic
+// filters by 1 / scale when downsampling.
 template <int N>
 struct ResizeAttrs : AttrsBase<ResizeAttrs<N>> {
   static constexpr const char* kTypeKey = N == 1   ? "image.Resize1DAttrs"
@@ -396,6 +401,8 @@ struct ResizeAttrs : AttrsBase<ResizeAttrs<N>> {
   int64_t cubic_exclude = 0;  // 1: cubic weights outside the input are dropped and renormalized
   double extrapolation_value = 0.0;
   std::optional<DataType> out_dtype;  // unset: the dtype of data
+  bool antialias = false;
+  std::vector<double> coordinate_scales;  // empty: size / input
 
   template <typename Visit>
   void visit_fields(Visit&& v) {
@@ -410,6 +417,8 @@ struct ResizeAttrs : AttrsBase<ResizeAttrs<N>> {
     v("cubic_exclude", cubic_exclude);
     v("extrapolation_value", extrapolation_value);
     v("out_dtype", out_dtype);
+    v("antialias", antialias);
+    v("coordinate_scales", coordinate_scales);
   }
 };
 using Resize1DAttrs = ResizeAttrs<1>;

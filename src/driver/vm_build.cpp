@@ -1,0 +1,98 @@
+// build_vm(): the passes of build() up to fusion, VM compilation of @main (vm_compile.h), then
+// the kernels of the static groups lowered and compiled once each, as build() does.
+#include "anvil/driver/vm_build.h"
+
+#include <map>
+
+#include "anvil/codegen/target.h"
+#include "anvil/ir/infer_type.h"
+#include "anvil/runtime/vm_executable.h"
+#include "anvil/support/error.h"
+#include "anvil/transform/passes.h"
+#include "driver/compile_kernels.h"
+#include "driver/lower_graph.h"
+#include "driver/pipeline.h"
+#include "driver/vm_compile.h"
+
+namespace anvil::driver {
+namespace {
+
+// Lowers the primitive functions of the kernel calls (structurally equal ones share a kernel)
+// by handing lower_graph() a @main that calls each once; returns the kernel name per call.
+std::vector<std::string> lower_kernel_calls(const VmProgram& program,
+                                            const lower::LowerGroupOptions& options, bool print_tir,
+                                            const LowerProgress& progress,
+                                            std::vector<tir::PrimFunc>& kernels) {
+  if (program.kernel_calls.empty()) return {};
+  std::vector<ir::Var> params;
+  std::vector<ir::Expr> calls;
+  for (const auto& [pc, fn] : program.kernel_calls) {
+    std::vector<ir::Expr> args;
+    for (const ir::Var& p : fn->params) {
+      ir::Var param = ir::VarNode::make("a" + std::to_string(params.size()),
+                                        p->checked_type ? p->checked_type : p->annotation);
+      params.push_back(param);
+      args.push_back(param);
+    }
+    calls.push_back(ir::CallNode::make(fn, std::move(args)));
+  }
+  ir::IRModule mod;
+  mod.add("main", ir::FunctionNode::make(params, ir::TupleNode::make(calls)));
+  LoweredGraph lowered = lower_graph(ir::infer_type(mod), options, print_tir, progress);
+  kernels = std::move(lowered.kernels);
+  const auto* tuple = ir::as<ir::TupleNode>(lowered.main->body);
+  ANVIL_ICHECK(tuple && tuple->fields.size() == calls.size(), "build_vm: lowering lost a call");
+  std::vector<std::string> names;
+  for (const ir::Expr& field : tuple->fields) {
+    const auto* call = ir::as<ir::CallNode>(field);
+    const auto* global = call ? ir::as<ir::GlobalVarNode>(call->args.at(0)) : nullptr;
+    ANVIL_ICHECK(global, "build_vm: a group was not lowered to call_tir");
+    names.push_back(global->name);
+  }
+  return names;
+}
+
+}  // namespace
+
+VmModule::VmModule(std::shared_ptr<const vm::Executable> executable)
+    : executable_(std::move(executable)) {}
+VirtualMachine VmModule::create_vm() const { return VirtualMachine(executable_); }
+std::string VmModule::print_bytecode() const { return vm::print_bytecode(*executable_); }
+
+VmModule build_vm(const ir::IRModule& mod,
+                  const std::vector<std::pair<std::string, Tensor>>& params,
+                  const BuildOptions& options) {
+  auto [target, vector_bits] = resolve_build_target(options.target);
+
+  ir::IRModule typed = ir::infer_type(mod);
+  ir::IRModule bound = transform::bind_params(typed, params);
+  ir::IRModule optimized = optimize_before_fusion(bound, options.pass_context, vector_bits / 32);
+  VmProgram program = compile_vm_program(optimized, options.pass_context);
+
+  lower::LowerGroupOptions lower_options;
+  lower_options.vector_bits = vector_bits;
+  lower_options.target_kind = target.kind;
+  LowerProgress lower_progress;
+  if (options.progress)
+    lower_progress = [&](int done, int total) { options.progress("lower", done, total); };
+  std::vector<tir::PrimFunc> kernels;
+  std::vector<std::string> names =
+      lower_kernel_calls(program, lower_options, options.print_tir, lower_progress, kernels);
+
+  auto exec = std::make_shared<vm::Executable>();
+  std::map<std::string, int32_t> kernel_index;
+  for (size_t i = 0; i < names.size(); ++i) {
+    auto [it, added] = kernel_index.emplace(names[i], int32_t(exec->kernel_names.size()));
+    if (added) exec->kernel_names.push_back(names[i]);
+    program.main.instructions[program.kernel_calls[i].first].index = it->second;
+  }
+  exec->functions.push_back(std::move(program.main));
+  exec->constants = std::move(program.constants);
+  exec->runtime_funcs = std::move(program.runtime_funcs);
+  if (options.progress) options.progress("codegen", 0, 1);
+  exec->lib = compile_kernels(kernels, target);
+  if (options.progress) options.progress("codegen", 1, 1);
+  return VmModule(std::move(exec));
+}
+
+}  // namespace anvil::driver

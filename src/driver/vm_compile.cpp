@@ -1,0 +1,468 @@
+// VM compilation of @main. The body is an expression DAG whose If nodes split it into regions:
+// a region is what its root reaches without entering If branches. Each region is fused on its
+// own (If results and values of enclosing regions become parameters of a temporary function),
+// then emitted in post order; an If emits its condition and the values its branches read from
+// the region, then the branches inline between jumps.
+#include "driver/vm_compile.h"
+
+#include <functional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "anvil/ir/functor.h"
+#include "anvil/ir/infer_type.h"
+#include "anvil/lower/lower.h"
+#include "anvil/reference/reference.h"
+#include "anvil/support/error.h"
+#include "anvil/topi/topi.h"
+#include "driver/pipeline.h"
+#include "transform/pass_util.h"
+
+namespace anvil::driver {
+namespace {
+
+using vm::Instruction;
+using vm::Opcode;
+using vm::RegIndex;
+
+// What an expression evaluates to: a register, or a tuple of values.
+struct RegValue {
+  RegIndex reg = -1;
+  std::vector<RegValue> fields;
+  bool is_tuple = false;
+
+  void flatten_into(std::vector<RegIndex>& out) const {
+    if (!is_tuple) {
+      out.push_back(reg);
+      return;
+    }
+    for (const RegValue& field : fields) field.flatten_into(out);
+  }
+  std::vector<RegIndex> flat() const {
+    std::vector<RegIndex> out;
+    flatten_into(out);
+    return out;
+  }
+};
+
+ir::Type type_of(const ir::Expr& expr) {
+  if (expr->checked_type) return expr->checked_type;
+  if (const auto* var = ir::as<ir::VarNode>(expr); var && var->annotation) return var->annotation;
+  ANVIL_ICHECK(false, "vm compile: a ", ir::expr_kind_name(expr->kind), " has no type");
+  return nullptr;
+}
+
+// The tensor types of a type, tuples flattened.
+void flatten_type(const ir::Type& type, std::vector<const ir::TensorTypeNode*>& out) {
+  if (const auto* tuple = ir::as<ir::TupleTypeNode>(type)) {
+    for (const ir::Type& field : tuple->fields) flatten_type(field, out);
+    return;
+  }
+  const auto* tensor = ir::as<ir::TensorTypeNode>(type);
+  if (!tensor) throw_error("vm compile: a value of type ", ir::type_to_string(type));
+  out.push_back(tensor);
+}
+
+// The dims of a tensor type, -1 for each that is not a constant.
+std::vector<int64_t> dims_of(const ir::TensorTypeNode& type, const std::string& what) {
+  if (!type.shape) throw_error("build_vm: ", what, " has unknown rank");
+  std::vector<int64_t> dims;
+  for (const ir::Dim& dim : *type.shape) dims.push_back(dim.as_int().value_or(-1));
+  return dims;
+}
+
+// Nodes the walk descends into inside a region (If branches excluded) or everywhere.
+void children_of(const ir::Expr& expr, bool enter_branches, std::vector<ir::Expr>& out) {
+  switch (expr->kind) {
+    case ir::ExprKind::Call:
+      for (const ir::Expr& arg : ir::as<ir::CallNode>(expr)->args) out.push_back(arg);
+      break;
+    case ir::ExprKind::Tuple:
+      for (const ir::Expr& field : ir::as<ir::TupleNode>(expr)->fields) out.push_back(field);
+      break;
+    case ir::ExprKind::TupleGetItem:
+      out.push_back(ir::as<ir::TupleGetItemNode>(expr)->tuple);
+      break;
+    case ir::ExprKind::If: {
+      const auto* node = ir::as<ir::IfNode>(expr);
+      out.push_back(node->cond);
+      if (enter_branches) {
+        out.push_back(node->then_branch);
+        out.push_back(node->else_branch);
+      }
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+bool is_data(const ir::Expr& expr) {
+  return expr->kind != ir::ExprKind::Op && expr->kind != ir::ExprKind::GlobalVar &&
+         expr->kind != ir::ExprKind::ExternFunc && expr->kind != ir::ExprKind::Function;
+}
+
+using Env = std::unordered_map<const ir::ExprNode*, RegValue>;
+
+Instruction instruction(Opcode op, std::vector<RegIndex> args = {}, std::vector<RegIndex> dsts = {},
+                        int32_t index = -1) {
+  Instruction in;
+  in.op = op;
+  in.args = std::move(args);
+  in.dsts = std::move(dsts);
+  in.index = index;
+  return in;
+}
+
+// A fused group evaluated with the reference kernels: the runtime function of groups that have
+// no compute or no static types.
+PackedFunc reference_group(const ir::Function& fn, const std::string& name) {
+  ir::IRModule mod;
+  mod.add("main", ir::FunctionNode::make(fn->params, fn->body, fn->ret_type));
+  auto interpreter = std::make_shared<reference::Interpreter>(mod);
+  std::vector<ir::Type> param_types;
+  for (const ir::Var& param : fn->params) param_types.push_back(type_of(param));
+  return PackedFunc(
+      [interpreter, param_types](const PackedArgs& args) -> Value {
+        size_t next = 0;
+        std::function<reference::Value(const ir::Type&)> take = [&](const ir::Type& type) {
+          if (const auto* tuple = ir::as<ir::TupleTypeNode>(type)) {
+            std::vector<reference::Value> fields;
+            for (const ir::Type& field : tuple->fields) fields.push_back(take(field));
+            return reference::Value::tuple(std::move(fields));
+          }
+          return reference::Value::of(args.get<Tensor>(next++));
+        };
+        std::vector<reference::Value> inputs;
+        for (const ir::Type& type : param_types) inputs.push_back(take(type));
+        auto* outputs = args.get<std::vector<Tensor>*>(next);
+        *outputs = reference::flatten(interpreter->call("main", std::move(inputs)));
+        return Value();
+      },
+      name);
+}
+
+class VmCompiler {
+ public:
+  explicit VmCompiler(const transform::PassContext& ctx) : ctx_(ctx) {}
+
+  VmProgram compile(const ir::Function& main) {
+    Env env;
+    for (const ir::Var& param : main->params) {
+      const auto* tensor = ir::as<ir::TensorTypeNode>(type_of(param));
+      if (!tensor)
+        throw_error("build_vm: input '", param->name, "' has type ",
+                    ir::type_to_string(type_of(param)), "; inputs must be tensors");
+      program_.main.params.push_back(
+          InputInfo{param->name, dims_of(*tensor, "input '" + param->name + "'"), tensor->dtype});
+      env[param.get()] = RegValue{new_reg(), {}, false};
+    }
+    RegValue result = compile_region(main->body, env);
+    emit(instruction(Opcode::Ret, result.flat()));
+    if (!missing_kernels_.empty()) {
+      std::string list;
+      for (const std::string& op : missing_kernels_) list += (list.empty() ? "" : ", ") + op;
+      throw_error("build_vm: no compute and no runtime kernel for operator",
+                  missing_kernels_.size() > 1 ? "s " : " ", list);
+    }
+    program_.main.name = "main";
+    program_.main.num_registers = next_reg_;
+    return std::move(program_);
+  }
+
+ private:
+  RegIndex new_reg() { return next_reg_++; }
+
+  size_t emit(Instruction in) {
+    program_.main.instructions.push_back(std::move(in));
+    return program_.main.instructions.size() - 1;
+  }
+  size_t pc() const { return program_.main.instructions.size(); }
+
+  // What an If needs from its region: its condition and the region's values its branches read.
+  struct IfSite {
+    const ir::IfNode* node;
+    std::vector<ir::Expr> free;  // region nodes read by the branches
+    size_t first_field = 0;      // index in the fused tuple of the condition; free follow
+  };
+
+  RegValue compile_region(const ir::Expr& root, const Env& outer) {
+    // 1. The region's nodes: what the root reaches without entering branches or outer values.
+    std::vector<ir::Expr> order;
+    std::unordered_set<const ir::ExprNode*> region;
+    std::vector<ir::Expr> stack = {root};
+    while (!stack.empty()) {
+      ir::Expr e = stack.back();
+      stack.pop_back();
+      if (!is_data(e) || outer.count(e.get()) || !region.insert(e.get()).second) continue;
+      if (e->kind == ir::ExprKind::Var)
+        throw_error("build_vm: %", ir::as<ir::VarNode>(e)->name, " is not bound");
+      order.push_back(e);
+      children_of(e, false, stack);
+    }
+    // 2. For each If, the region nodes its branches read (nested branches included).
+    std::vector<IfSite> sites;
+    std::unordered_map<const ir::ExprNode*, size_t> site_of;
+    for (const ir::Expr& e : order) {
+      const auto* node = ir::as<ir::IfNode>(e);
+      if (!node) continue;
+      IfSite site{node, {}, 0};
+      std::unordered_set<const ir::ExprNode*> seen;
+      std::vector<ir::Expr> walk = {node->then_branch, node->else_branch};
+      while (!walk.empty()) {
+        ir::Expr x = walk.back();
+        walk.pop_back();
+        if (!is_data(x) || outer.count(x.get()) || !seen.insert(x.get()).second) continue;
+        if (region.count(x.get())) {
+          site.free.push_back(x);
+          continue;
+        }
+        children_of(x, true, walk);
+      }
+      site_of[node] = sites.size();
+      sites.push_back(std::move(site));
+    }
+    // 3. The region as a function of its outer values and If results, then fused.
+    std::vector<ir::Var> params;
+    std::vector<std::function<RegValue()>> param_values;
+    std::unordered_map<const ir::ExprNode*, ir::Expr> rewritten;
+    std::function<ir::Expr(const ir::Expr&)> rewrite = [&](const ir::Expr& e) -> ir::Expr {
+      if (!is_data(e)) return e;
+      auto found = rewritten.find(e.get());
+      if (found != rewritten.end()) return found->second;
+      ir::Expr result;
+      if (auto it = outer.find(e.get()); it != outer.end()) {
+        ir::Var param = ir::VarNode::make("v" + std::to_string(params.size()), type_of(e));
+        params.push_back(param);
+        RegValue value = it->second;
+        param_values.push_back([value] { return value; });
+        result = param;
+      } else if (const auto* node = ir::as<ir::IfNode>(e)) {
+        ir::Var param = ir::VarNode::make("v" + std::to_string(params.size()), type_of(e));
+        params.push_back(param);
+        size_t site = site_of.at(node);
+        param_values.push_back(
+            [this, site, &sites, &outer] { return emit_if(sites[site], outer); });
+        result = param;
+      } else if (const auto* call = ir::as<ir::CallNode>(e)) {
+        std::vector<ir::Expr> args;
+        for (const ir::Expr& arg : call->args) args.push_back(rewrite(arg));
+        result = ir::CallNode::make(call->callee, std::move(args), call->attrs, call->type_args);
+      } else if (const auto* tuple = ir::as<ir::TupleNode>(e)) {
+        std::vector<ir::Expr> fields;
+        for (const ir::Expr& field : tuple->fields) fields.push_back(rewrite(field));
+        result = ir::TupleNode::make(std::move(fields));
+      } else if (const auto* get = ir::as<ir::TupleGetItemNode>(e)) {
+        result = ir::TupleGetItemNode::make(rewrite(get->tuple), get->index);
+      } else if (e->kind == ir::ExprKind::Constant) {
+        result = e;
+      } else {
+        throw_error("build_vm: @main holds a ", ir::expr_kind_name(e->kind),
+                    ", which the virtual machine does not run");
+      }
+      rewritten[e.get()] = result;
+      return result;
+    };
+    std::vector<ir::Expr> fields = {rewrite(root)};
+    for (IfSite& site : sites) {
+      site.first_field = fields.size();
+      fields.push_back(rewrite(site.node->cond));
+      for (const ir::Expr& f : site.free) fields.push_back(rewrite(f));
+    }
+    ir::IRModule region_mod;
+    region_mod.add("main", ir::FunctionNode::make(params, ir::TupleNode::make(fields)));
+    ir::Function fused = fuse_groups(ir::infer_type(region_mod), ctx_).get_function("main");
+    const auto* fused_tuple = ir::as<ir::TupleNode>(fused->body);
+    ANVIL_ICHECK(fused_tuple && fused_tuple->fields.size() == fields.size(),
+                 "vm compile: fusion changed the region's result tuple");
+
+    // 4. Emission, children first; an If's parameter emits the If when first read.
+    Env values;
+    for (size_t i = 0; i < fused->params.size(); ++i) param_index_[fused->params[i].get()] = i;
+    current_params_ = &param_values;
+    current_fields_ = &fused_tuple->fields;
+    current_values_ = &values;
+    RegValue result = evaluate(fused_tuple->fields[0]);
+    return result;
+  }
+
+  // Emits the If of a site: its condition, the values its branches read, the branches.
+  RegValue emit_if(const IfSite& site, const Env& outer) {
+    // The region's emission state is saved: branches compile regions of their own.
+    const std::vector<ir::Expr>* fields = current_fields_;
+    RegValue cond = evaluate((*fields)[site.first_field]);
+    Env inner = outer;
+    for (size_t i = 0; i < site.free.size(); ++i)
+      inner[site.free[i].get()] = evaluate((*fields)[site.first_field + 1 + i]);
+    if (cond.is_tuple) throw_error("build_vm: the condition of an If is a tuple");
+
+    ANVIL_ICHECK(site.node->checked_type, "vm compile: an untyped If");
+    std::function<RegValue(const ir::Type&)> fresh = [&](const ir::Type& type) {
+      if (const auto* tuple = ir::as<ir::TupleTypeNode>(type)) {
+        RegValue value;
+        value.is_tuple = true;
+        for (const ir::Type& field : tuple->fields) value.fields.push_back(fresh(field));
+        return value;
+      }
+      return RegValue{new_reg(), {}, false};
+    };
+    RegValue result = fresh(site.node->checked_type);
+
+    auto saved_params = current_params_;
+    auto saved_fields = current_fields_;
+    auto saved_values = current_values_;
+    size_t branch = emit(instruction(Opcode::If, {cond.reg}));
+    program_.main.instructions[branch].true_target = int32_t(pc());
+    RegValue then_value = compile_region(site.node->then_branch, inner);
+    emit(instruction(Opcode::Move, then_value.flat(), result.flat()));
+    size_t jump = emit(instruction(Opcode::Goto));
+    program_.main.instructions[branch].false_target = int32_t(pc());
+    RegValue else_value = compile_region(site.node->else_branch, inner);
+    emit(instruction(Opcode::Move, else_value.flat(), result.flat()));
+    program_.main.instructions[jump].true_target = int32_t(pc());
+    current_params_ = saved_params;
+    current_fields_ = saved_fields;
+    current_values_ = saved_values;
+    return result;
+  }
+
+  RegValue evaluate(const ir::Expr& expr) {
+    Env& values = *current_values_;
+    if (auto it = values.find(expr.get()); it != values.end()) return it->second;
+    RegValue value;
+    switch (expr->kind) {
+      case ir::ExprKind::Var: {
+        auto it = param_index_.find(expr.get());
+        ANVIL_ICHECK(it != param_index_.end(), "vm compile: an unbound variable after fusion");
+        // The function may emit code (an If), which must not disturb this region's state.
+        auto saved_values = current_values_;
+        value = (*current_params_)[it->second]();
+        current_values_ = saved_values;
+        break;
+      }
+      case ir::ExprKind::Constant: {
+        RegIndex reg = new_reg();
+        program_.constants.push_back(ir::as<ir::ConstantNode>(expr)->data);
+        emit(instruction(Opcode::LoadConst, {}, {reg}, int32_t(program_.constants.size() - 1)));
+        value = RegValue{reg, {}, false};
+        break;
+      }
+      case ir::ExprKind::Tuple:
+        value.is_tuple = true;
+        for (const ir::Expr& field : ir::as<ir::TupleNode>(expr)->fields)
+          value.fields.push_back(evaluate(field));
+        break;
+      case ir::ExprKind::TupleGetItem: {
+        const auto* get = ir::as<ir::TupleGetItemNode>(expr);
+        RegValue tuple = evaluate(get->tuple);
+        ANVIL_ICHECK(tuple.is_tuple && get->index >= 0 && get->index < int(tuple.fields.size()),
+                     "vm compile: tuple index ", get->index, " out of range");
+        value = tuple.fields[size_t(get->index)];
+        break;
+      }
+      case ir::ExprKind::Call:
+        value = emit_call(*ir::as<ir::CallNode>(expr));
+        break;
+      default:
+        throw_error("build_vm: a ", ir::expr_kind_name(expr->kind), " after fusion");
+    }
+    (*current_values_)[expr.get()] = value;
+    return value;
+  }
+
+  // A group call: a kernel when every type is static and every op has a compute, else a
+  // runtime function over the reference kernels.
+  RegValue emit_call(const ir::CallNode& call) {
+    std::vector<RegIndex> inputs;
+    for (const ir::Expr& arg : call.args)
+      if (is_data(arg)) evaluate(arg).flatten_into(inputs);
+    ir::Function fn;
+    if (const auto* callee = ir::as<ir::FunctionNode>(call.callee);
+        callee && callee->is_primitive())
+      fn = ir::downcast<ir::FunctionNode>(call.callee);
+    if (!fn) {
+      std::string what = call.op() ? call.op()->name : ir::expr_kind_name(call.callee->kind);
+      throw_error("build_vm: a call of ", what, " outside a fused group");
+    }
+    std::vector<const ir::TensorTypeNode*> out_types;
+    ANVIL_ICHECK(call.checked_type, "vm compile: an untyped group call");
+    flatten_type(call.checked_type, out_types);
+
+    bool compiled = true;
+    for (const ir::Var& param : fn->params) {
+      const auto* tensor = ir::as<ir::TensorTypeNode>(type_of(param));
+      compiled &= tensor && tensor->static_shape().has_value();
+    }
+    for (const ir::TensorTypeNode* type : out_types) compiled &= type->static_shape().has_value();
+    ir::post_order_visit(fn->body, [&](const ir::Expr& e) {
+      const auto* inner = ir::as<ir::CallNode>(e);
+      if (!inner) return;
+      const ir::OpNode* op = inner->op();
+      if (!op || !topi::find_compute(op->name)) compiled = false;
+      if (op && !reference::find_kernel(op->name)) missing_kernels_.insert(op->name);
+      if (!op) missing_kernels_.insert(ir::expr_kind_name(inner->callee->kind));
+      const auto* type = ir::as<ir::TensorTypeNode>(inner->checked_type);
+      if (type && !type->static_shape()) compiled = false;
+    });
+
+    RegValue result;
+    std::vector<RegIndex> outputs;
+    if (compiled) {
+      for (const ir::TensorTypeNode* type : out_types) {
+        RegIndex reg = new_reg();
+        Instruction alloc = instruction(Opcode::AllocTensor, {}, {reg});
+        alloc.shape = *type->static_shape();
+        alloc.dtype = type->dtype;
+        emit(std::move(alloc));
+        outputs.push_back(reg);
+      }
+      size_t at = emit(instruction(Opcode::InvokeKernel, inputs, outputs));
+      program_.kernel_calls.emplace_back(at, fn);
+    } else {
+      for (size_t i = 0; i < out_types.size(); ++i) outputs.push_back(new_reg());
+      std::string name = lower::kernel_name_hint(fn);
+      program_.runtime_funcs.push_back(vm::RuntimeFunc{name, reference_group(fn, name)});
+      emit(instruction(Opcode::InvokePacked, inputs, outputs,
+                       int32_t(program_.runtime_funcs.size() - 1)));
+    }
+    size_t next = 0;
+    std::function<RegValue(const ir::Type&)> shape_like = [&](const ir::Type& type) {
+      if (const auto* tuple = ir::as<ir::TupleTypeNode>(type)) {
+        RegValue value;
+        value.is_tuple = true;
+        for (const ir::Type& field : tuple->fields) value.fields.push_back(shape_like(field));
+        return value;
+      }
+      return RegValue{outputs[next++], {}, false};
+    };
+    result = shape_like(call.checked_type);
+    return result;
+  }
+
+  const transform::PassContext& ctx_;
+  VmProgram program_;
+  RegIndex next_reg_ = 0;
+  std::set<std::string> missing_kernels_;
+  // The region being emitted: its parameters' values, fused result fields and emitted values.
+  std::unordered_map<const ir::ExprNode*, size_t> param_index_;
+  std::vector<std::function<RegValue()>>* current_params_ = nullptr;
+  const std::vector<ir::Expr>* current_fields_ = nullptr;
+  Env* current_values_ = nullptr;
+};
+
+}  // namespace
+
+VmProgram compile_vm_program(const ir::IRModule& optimized, const transform::PassContext& ctx) {
+  ir::IRModule typed = ir::infer_type(optimized);
+  ir::Function main = typed.get_function("main");
+  ir::IRModule flat = typed;
+  flat.add("main",
+           ir::FunctionNode::make(main->params, transform::detail::inline_bindings(main->body),
+                                  main->ret_type, main->func_attrs));
+  main = ir::infer_type(flat).get_function("main");
+  return VmCompiler(ctx).compile(main);
+}
+
+}  // namespace anvil::driver

@@ -1,0 +1,194 @@
+// The virtual machine's interpreter: a loop over the instructions of @main with a register file
+// of tensors. Storage of AllocTensor instructions is made on first execution and kept, so a
+// second run with the same shapes allocates nothing for them.
+#include "anvil/runtime/vm.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "anvil/runtime/vm_executable.h"
+#include "anvil/support/error.h"
+
+namespace anvil {
+
+namespace {
+
+// "(2, ?) float32": a dynamic dim (-1) prints as ?.
+std::string describe(const std::vector<int64_t>& shape, DataType dtype) {
+  std::string text = "(";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? ", " : "") + (shape[i] < 0 ? std::string("?") : std::to_string(shape[i]));
+  return text + ") " + dtype.to_string();
+}
+
+// True when a condition tensor holds a non-zero first element (an empty tensor is false).
+bool is_true(const Tensor& cond) { return cond.numel() > 0 && cond.get_as_double(0) != 0; }
+
+}  // namespace
+
+class VirtualMachine::Impl {
+ public:
+  Impl(std::shared_ptr<const vm::Executable> exec, Device device)
+      : exec_(std::move(exec)), device_(device) {
+    ANVIL_ICHECK(exec_ && !exec_->functions.empty(), "vm: an executable without @main");
+    const vm::Function& main = exec_->functions[0];
+    inputs_.resize(main.params.size());
+    registers_.resize(size_t(main.num_registers));
+    storage_.resize(main.instructions.size());
+    for (const std::string& name : exec_->kernel_names)
+      kernels_.push_back(exec_->lib.function(name));
+  }
+
+  const vm::Function& main() const { return exec_->functions[0]; }
+
+  int input_index(std::string_view name) const {
+    const std::vector<InputInfo>& params = main().params;
+    for (size_t i = 0; i < params.size(); ++i)
+      if (params[i].name == name) return int(i);
+    return -1;
+  }
+
+  void set_input(int index, const Tensor& value) {
+    const std::vector<InputInfo>& params = main().params;
+    if (index < 0 || index >= int(params.size()))
+      throw_error("set_input: input index ", index, " out of range (the module has ", params.size(),
+                  " inputs)");
+    const InputInfo& info = params[size_t(index)];
+    if (!value.defined()) throw_error("set_input: input '", info.name, "' given an empty tensor");
+    std::vector<int64_t> shape = value.shape_vector();
+    bool fits = value.dtype() == info.dtype && shape.size() == info.shape.size();
+    for (size_t d = 0; fits && d < shape.size(); ++d)
+      fits = info.shape[d] < 0 || info.shape[d] == shape[d];
+    if (!fits)
+      throw_error("set_input: input '", info.name, "' expects ", describe(info.shape, info.dtype),
+                  ", got ", describe(shape, value.dtype()));
+    Tensor& slot = inputs_[size_t(index)];
+    if (!slot.defined() || slot.shape_vector() != shape)
+      slot = Tensor::empty(shape, value.dtype(), device_);
+    slot.copy_from(value);
+  }
+
+  void run() {
+    const vm::Function& fn = main();
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      if (!inputs_[i].defined()) throw_error("run: input '", fn.params[i].name, "' was not set");
+      registers_[i] = inputs_[i];
+    }
+    outputs_.clear();
+    size_t pc = 0;
+    while (true) {
+      ANVIL_ICHECK(pc < fn.instructions.size(), "vm: fell off the end of @", fn.name);
+      const vm::Instruction& in = fn.instructions[pc];
+      switch (in.op) {
+        case vm::Opcode::LoadConst:
+          registers_[size_t(in.dsts[0])] = exec_->constants[size_t(in.index)];
+          break;
+        case vm::Opcode::AllocTensor: {
+          Tensor& storage = storage_[pc];
+          if (!storage.defined()) storage = Tensor::empty(in.shape, in.dtype, device_);
+          registers_[size_t(in.dsts[0])] = storage;
+          break;
+        }
+        case vm::Opcode::InvokeKernel:
+          invoke_kernel(pc, in);
+          break;
+        case vm::Opcode::InvokePacked:
+          invoke_packed(pc, in);
+          break;
+        case vm::Opcode::If:
+          pc = size_t(is_true(registers_[size_t(in.args[0])]) ? in.true_target : in.false_target);
+          continue;
+        case vm::Opcode::Goto:
+          pc = size_t(in.true_target);
+          continue;
+        case vm::Opcode::Move: {
+          // Read every source before writing, so that overlapping moves behave as one step.
+          std::vector<Tensor> values;
+          for (vm::RegIndex r : in.args) values.push_back(registers_[size_t(r)]);
+          for (size_t i = 0; i < in.dsts.size(); ++i) registers_[size_t(in.dsts[i])] = values[i];
+          break;
+        }
+        case vm::Opcode::Ret:
+          for (vm::RegIndex r : in.args) outputs_.push_back(registers_[size_t(r)]);
+          return;
+      }
+      ++pc;
+    }
+  }
+
+  int num_outputs() const { return int(outputs_.size()); }
+
+  Tensor output(int index) const {
+    if (index < 0 || index >= int(outputs_.size()))
+      throw_error("get_output: output index ", index, " out of range (the last run produced ",
+                  outputs_.size(), " outputs)");
+    return outputs_[size_t(index)];
+  }
+
+ private:
+  void invoke_kernel(size_t pc, const vm::Instruction& in) {
+    call_args_.clear();
+    for (vm::RegIndex r : in.args) call_args_.emplace_back(registers_[size_t(r)]);
+    for (vm::RegIndex r : in.dsts) call_args_.emplace_back(registers_[size_t(r)]);
+    try {
+      kernels_[size_t(in.index)].call(call_args_);
+    } catch (const Error& e) {
+      throw_error("vm: instruction ", pc, " (kernel '", exec_->kernel_names[size_t(in.index)],
+                  "'): ", e.what());
+    }
+  }
+
+  void invoke_packed(size_t pc, const vm::Instruction& in) {
+    const vm::RuntimeFunc& func = exec_->runtime_funcs[size_t(in.index)];
+    std::vector<Tensor> results;
+    call_args_.clear();
+    for (vm::RegIndex r : in.args) call_args_.emplace_back(registers_[size_t(r)]);
+    call_args_.emplace_back(static_cast<void*>(&results));
+    try {
+      func.func.call(call_args_);
+    } catch (const Error& e) {
+      throw_error("vm: instruction ", pc, " (runtime function '", func.name, "'): ", e.what());
+    }
+    ANVIL_ICHECK(results.size() == in.dsts.size(), "vm: runtime function '", func.name,
+                 "' returned ", results.size(), " outputs, expected ", in.dsts.size());
+    for (size_t i = 0; i < results.size(); ++i)
+      registers_[size_t(in.dsts[i])] = std::move(results[i]);
+  }
+
+  std::shared_ptr<const vm::Executable> exec_;
+  Device device_;
+  std::vector<Tensor> inputs_;     // copies of the values set, one per parameter
+  std::vector<Tensor> registers_;  // the register file of @main
+  std::vector<Tensor> storage_;    // per instruction: the AllocTensor storage kept across runs
+  std::vector<PackedFunc> kernels_;
+  std::vector<Tensor> outputs_;
+  std::vector<Value> call_args_;  // reused argument array
+};
+
+VirtualMachine::VirtualMachine(std::shared_ptr<const vm::Executable> executable, Device device)
+    : impl_(std::make_unique<Impl>(std::move(executable), device)) {}
+VirtualMachine::~VirtualMachine() = default;
+VirtualMachine::VirtualMachine(VirtualMachine&&) noexcept = default;
+VirtualMachine& VirtualMachine::operator=(VirtualMachine&&) noexcept = default;
+
+void VirtualMachine::set_input(std::string_view name, const Tensor& value) {
+  int index = impl_->input_index(name);
+  if (index < 0) throw_error("set_input: no input named '", name, "'");
+  impl_->set_input(index, value);
+}
+void VirtualMachine::set_input(int index, const Tensor& value) { impl_->set_input(index, value); }
+int VirtualMachine::get_input_index(std::string_view name) const {
+  return impl_->input_index(name);
+}
+int VirtualMachine::get_num_inputs() const { return int(impl_->main().params.size()); }
+std::vector<InputInfo> VirtualMachine::get_input_info() const { return impl_->main().params; }
+void VirtualMachine::run() { impl_->run(); }
+int VirtualMachine::get_num_outputs() const { return impl_->num_outputs(); }
+Tensor VirtualMachine::get_output(int index) const { return impl_->output(index); }
+
+BenchmarkResult VirtualMachine::benchmark(int repeat, int number) {
+  return benchmark_function([this] { run(); }, repeat, number);
+}
+
+}  // namespace anvil

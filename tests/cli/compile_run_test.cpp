@@ -1,0 +1,257 @@
+// anvil compile and anvil run doing their jobs: code dumps, tvmc's time summary, top-N,
+// per-kernel profiles, layouts, and the VM, each checked against an independent oracle.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <regex>
+
+#include "anvil/runtime/npy.h"
+#include "frontend/onnx_fixtures.h"
+#include "support/test_util.h"
+
+namespace anvil::testing {
+namespace {
+
+class CliCompileRun : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new ScratchDir();
+    write_onnx_fixtures(dir_->path());
+    run_python(R"(
+import numpy as np
+from onnx import helper, TensorProto
+import onnx
+rng = np.random.default_rng(0)
+a = rng.standard_normal((2, 3)).astype(np.float32)
+b = rng.standard_normal((2, 3)).astype(np.float32)
+np.savez(os.path.join(out_dir, 'in.npz'), a=a, b=b)
+# conv -> relu -> max pool -> conv + residual -> global average pool: every op ConvertLayout
+# moves to another layout.
+w1 = rng.standard_normal((8, 3, 3, 3)).astype(np.float32)
+b1 = rng.standard_normal((8,)).astype(np.float32)
+w2 = rng.standard_normal((8, 8, 3, 3)).astype(np.float32)
+nodes = [
+    helper.make_node('Conv', ['x', 'w1', 'b1'], ['c1'], pads=[1, 1, 1, 1]),
+    helper.make_node('Relu', ['c1'], ['r1']),
+    helper.make_node('MaxPool', ['r1'], ['p1'], kernel_shape=[2, 2], strides=[2, 2]),
+    helper.make_node('Conv', ['p1', 'w2'], ['c2'], pads=[1, 1, 1, 1]),
+    helper.make_node('Add', ['c2', 'p1'], ['s']),
+    helper.make_node('GlobalAveragePool', ['s'], ['y']),
+]
+graph = helper.make_graph(
+    nodes, 'convnet',
+    [helper.make_tensor_value_info('x', TensorProto.FLOAT, [1, 3, 10, 12])],
+    [helper.make_tensor_value_info('y', TensorProto.FLOAT, [1, 8, 1, 1])],
+    [onnx.numpy_helper.from_array(w1, 'w1'), onnx.numpy_helper.from_array(b1, 'b1'),
+     onnx.numpy_helper.from_array(w2, 'w2')])
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid('', 13)])
+onnx.save(model, os.path.join(out_dir, 'convnet.onnx'))
+np.savez(os.path.join(out_dir, 'conv_in.npz'),
+         x=rng.standard_normal((1, 3, 10, 12)).astype(np.float32))
+)",
+               dir_->path());
+  }
+  static void TearDownTestSuite() { delete dir_; }
+  static std::string path(const std::string& name) { return (*dir_ / name).string(); }
+
+  static ScratchDir* dir_;
+};
+
+ScratchDir* CliCompileRun::dir_ = nullptr;
+
+void expect_close(const NamedTensors& got, const NamedTensors& want, double tol) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(got[i].second.numel(), want[i].second.numel());
+    for (int64_t j = 0; j < want[i].second.numel(); ++j)
+      EXPECT_NEAR(got[i].second.get_as_double(j), want[i].second.get_as_double(j),
+                  tol * (1 + std::abs(want[i].second.get_as_double(j))))
+          << got[i].first << "[" << j << "]";
+  }
+}
+
+TEST_F(CliCompileRun, DumpCodeWritesEachStageBesideThePackage) {
+  std::string package = path("dumped.tar");
+  CommandResult r = run_anvil({"compile", path("add_relu.onnx"), "-o", package, "--dump-code",
+                               "relay,tir,ll,asm", "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  std::string relay = read_file(package + ".relay"), tir = read_file(package + ".tir"),
+              ll = read_file(package + ".ll"), assembly = read_file(package + ".s");
+  EXPECT_NE(relay.find("def @main"), std::string::npos) << relay;
+  EXPECT_NE(relay.find("Primitive"), std::string::npos) << relay;  // fused by FuseOps
+  EXPECT_NE(tir.find("T.prim_func"), std::string::npos) << tir;
+  EXPECT_NE(ll.find("define "), std::string::npos);
+  EXPECT_NE(assembly.find(".text"), std::string::npos);
+  CommandResult c = run_anvil({"compile", path("add_relu.onnx"), "--target", "c", "-o",
+                               path("c.tar"), "--dump-code", "c", "-q"});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_NE(read_file(path("c.tar") + ".c").find("#include"), std::string::npos);
+}
+
+// On a terminal (script(1) provides one) compile draws a progress bar; through a pipe it prints
+// only the summary line.
+TEST_F(CliCompileRun, ProgressBarOnlyOnATerminal) {
+  std::string command = std::string(ANVIL_BINARY) + " compile " + path("convnet.onnx") + " -o " +
+                        path("progress.tar");
+  CommandResult tty = run_command({"/usr/bin/script", "-qec", command, "/dev/null"});
+  ASSERT_EQ(tty.exit_code, 0) << tty.out << tty.err;
+  EXPECT_NE(tty.out.find("lowering kernels"), std::string::npos) << tty.out;
+  EXPECT_NE(tty.out.find("] 1/"), std::string::npos) << tty.out;
+  CommandResult piped = run_anvil({"compile", path("convnet.onnx"), "-o", path("progress.tar")});
+  ASSERT_EQ(piped.exit_code, 0) << piped.err;
+  EXPECT_EQ(piped.err.find("lowering kernels"), std::string::npos) << piped.err;
+  EXPECT_EQ(piped.err.rfind("compiled ", 0), 0u) << piped.err;
+}
+
+TEST_F(CliCompileRun, JsonSummaryAndDisabledPasses) {
+  CommandResult r = run_anvil({"compile", path("add_relu.onnx"), "-o", path("j.tar"), "--json",
+                               "--disabled-pass", "FoldConstant,AlterOpLayout", "--pass-config",
+                               "relay.FuseOps.max_depth=1", "--print-pass-times"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("{", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("\"output\":\"" + path("j.tar") + "\""), std::string::npos) << r.out;
+  // The pass times list what ran: the disabled passes are not among them.
+  EXPECT_NE(r.err.find("FuseOps"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("AlterOpLayout"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("FoldConstant"), std::string::npos) << r.err;
+}
+
+TEST_F(CliCompileRun, PrintTimeIsTvmcsBlock) {
+  CommandResult r = run_anvil({"run", path("add_relu.onnx"), "--fill-mode", "ones", "--print-time",
+                               "--repeat", "4", "--number", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::regex block(
+      "Execution time summary:\n"
+      " mean \\(ms\\)   median \\(ms\\)    max \\(ms\\)     min \\(ms\\)     std \\(ms\\)  \n"
+      "( {1,4}[0-9]+\\.[0-9]{4} {1,4} ){4} {1,4}[0-9]+\\.[0-9]{4} {1,4}\n");
+  EXPECT_TRUE(std::regex_search(r.out, block)) << r.out;
+}
+
+TEST_F(CliCompileRun, PrintTopMatchesASortOfTheOutput) {
+  std::string out = path("top.npz");
+  CommandResult r = run_anvil({"run", path("two_outputs.onnx"), "--inputs", path("in.npz"),
+                               "--outputs", out, "--print-top", "4"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // The oracle: a + b from the inputs, sorted here.
+  NamedTensors in = read_npz(path("in.npz"));
+  std::vector<double> sums(6);
+  for (int64_t i = 0; i < 6; ++i)
+    sums[size_t(i)] = in[0].second.get_as_double(i) + in[1].second.get_as_double(i);
+  std::vector<int> order(6);
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](int x, int y) { return sums[x] > sums[y]; });
+  std::string expected = "Top 4 of output_0:\n";
+  size_t at = r.out.find(expected);
+  ASSERT_NE(at, std::string::npos) << r.out;
+  std::istringstream rows(r.out.substr(at + expected.size()));
+  std::string header;
+  std::getline(rows, header);
+  for (int rank = 1; rank <= 4; ++rank) {
+    int got_rank = 0, index = -1;
+    double score = 0;
+    rows >> got_rank >> index >> score;
+    EXPECT_EQ(got_rank, rank);
+    EXPECT_EQ(index, order[size_t(rank - 1)]) << r.out;
+    EXPECT_NEAR(score, sums[size_t(order[size_t(rank - 1)])], 1e-5);
+  }
+  // The outputs file is still written.
+  EXPECT_EQ(read_npz(out).size(), 2u);
+}
+
+TEST_F(CliCompileRun, DesiredLayoutKeepsResults) {
+  std::string ref = path("conv_ref.npz");
+  CommandResult reference = run_anvil({"run", path("convnet.onnx"), "--executor", "reference",
+                                       "--inputs", path("conv_in.npz"), "--outputs", ref});
+  ASSERT_EQ(reference.exit_code, 0) << reference.err;
+  for (const char* layout : {"NHWC", "NCHW"}) {
+    for (const char* level : {"0", "3"}) {
+      std::string package = path(std::string("conv_") + layout + level + ".tar");
+      CommandResult compiled =
+          run_anvil({"compile", path("convnet.onnx"), "--desired-layout", layout, "-O", level, "-o",
+                     package, "-q", "--dump-code", "relay"});
+      ASSERT_EQ(compiled.exit_code, 0) << compiled.err;
+      if (std::string(layout) == "NHWC") {
+        EXPECT_NE(read_file(package + ".relay").find("data_layout=\"NHWC\""), std::string::npos);
+      }
+      std::string out = package + ".npz";
+      CommandResult ran =
+          run_anvil({"run", package, "--inputs", path("conv_in.npz"), "--outputs", out});
+      ASSERT_EQ(ran.exit_code, 0) << ran.err;
+      expect_close(read_npz(out), read_npz(ref), 1e-4);
+    }
+  }
+}
+
+TEST_F(CliCompileRun, ProfileListsKernelsWithFusedOpsAndSumsToTheRun) {
+  std::string package = path("resnet.tar");
+  CommandResult compiled = run_anvil({"compile", "--workload", "resnet18", "-o", package, "-q"});
+  ASSERT_EQ(compiled.exit_code, 0) << compiled.err;
+  CommandResult r = run_anvil({"run", package, "--profile", "--repeat", "10"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("fused ops"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("GFLOP/s"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("nn.contrib_conv2d_NCHWc"), std::string::npos) << r.out;
+  std::smatch m;
+  std::regex total("kernels: ([0-9.]+) ms of a ([0-9.]+) ms run");
+  ASSERT_TRUE(std::regex_search(r.out, m, total)) << r.out;
+  double kernels = std::stod(m[1]), run = std::stod(m[2]);
+  EXPECT_NEAR(kernels / run, 1.0, 0.10) << r.out;
+  // Rows are sorted by time, slowest first, and the convolutions report their GFLOP/s.
+  std::regex row("\\n(\\S+) +.*? +([0-9]+\\.[0-9]{4}) +[0-9.]+% +([0-9.]+|-)");
+  double previous = 1e300;
+  int rows = 0, with_gflops = 0;
+  for (auto it = std::sregex_iterator(r.out.begin(), r.out.end(), row);
+       it != std::sregex_iterator(); ++it) {
+    double ms = std::stod((*it)[2]);
+    EXPECT_LE(ms, previous) << r.out;
+    previous = ms;
+    ++rows;
+    with_gflops += (*it)[3] != "-";
+  }
+  EXPECT_GE(rows, 10) << r.out;
+  EXPECT_GE(with_gflops, 10) << r.out;
+}
+
+TEST_F(CliCompileRun, ThreadsFlagRunsOnOneThread) {
+  CommandResult r = run_anvil({"run", path("convnet.onnx"), "--inputs", path("conv_in.npz"),
+                               "--threads", "1", "--outputs", path("t1.npz")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  CommandResult reference =
+      run_anvil({"run", path("convnet.onnx"), "--executor", "reference", "--inputs",
+                 path("conv_in.npz"), "--outputs", path("t1_ref.npz")});
+  ASSERT_EQ(reference.exit_code, 0) << reference.err;
+  expect_close(read_npz(path("t1.npz")), read_npz(path("t1_ref.npz")), 1e-4);
+}
+
+TEST_F(CliCompileRun, VmExecutorMatchesTheReference) {
+  std::string out = path("vm.npz"), ref = path("vm_ref.npz");
+  CommandResult r = run_anvil({"run", path("convnet.onnx"), "--executor", "vm", "--inputs",
+                               path("conv_in.npz"), "--outputs", out, "--print-time"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Execution time summary"), std::string::npos) << r.out;
+  CommandResult reference = run_anvil({"run", path("convnet.onnx"), "--executor", "reference",
+                                       "--inputs", path("conv_in.npz"), "--outputs", ref});
+  ASSERT_EQ(reference.exit_code, 0) << reference.err;
+  expect_close(read_npz(out), read_npz(ref), 1e-4);
+}
+
+TEST_F(CliCompileRun, PrintIrStages) {
+  CommandResult optimized =
+      run_anvil({"print-ir", path("add_relu.onnx"), "--stage", "optimized", "-O", "3"});
+  ASSERT_EQ(optimized.exit_code, 0) << optimized.err;
+  EXPECT_NE(optimized.out.find("Primitive"), std::string::npos) << optimized.out;
+  CommandResult tir = run_anvil({"print-ir", "--workload", "mlp", "--stage", "tir"});
+  ASSERT_EQ(tir.exit_code, 0) << tir.err;
+  EXPECT_NE(tir.out.find("T.prim_func"), std::string::npos);
+  CommandResult ll = run_anvil({"print-ir", "--workload", "mlp", "--stage", "ll", "-O", "1"});
+  ASSERT_EQ(ll.exit_code, 0) << ll.err;
+  EXPECT_NE(ll.out.find("define "), std::string::npos);
+  CommandResult assembly = run_anvil({"print-ir", "--workload", "mlp", "--stage", "asm"});
+  ASSERT_EQ(assembly.exit_code, 0) << assembly.err;
+  EXPECT_NE(assembly.out.find(".text"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace anvil::testing

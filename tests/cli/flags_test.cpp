@@ -1,0 +1,179 @@
+// The command line's promises to users: every flag in --help is documented in docs/cli.md,
+// every subcommand's help has examples, and every bad flag, bad value, missing file, unknown
+// target or unparsable shape string is one line naming the culprit with the right exit code.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <sstream>
+
+#include "frontend/onnx_fixtures.h"
+#include "support/test_util.h"
+
+namespace anvil::testing {
+namespace {
+
+const std::vector<std::string> kCommands = {"inspect", "print-ir", "compile", "run",
+                                            "analyze", "tune",     "demo"};
+
+// The flags a help text lists: the first field of every option line ("-o,--output TEXT").
+std::set<std::string> flags_in_help(const std::string& help) {
+  std::set<std::string> flags;
+  std::istringstream lines(help);
+  std::string line;
+  while (std::getline(lines, line)) {
+    size_t start = line.find_first_not_of(' ');
+    if (start == std::string::npos || start == 0 || line[start] != '-') continue;
+    std::string field = line.substr(start, line.find(' ', start) - start);
+    std::istringstream names(field);
+    std::string name;
+    while (std::getline(names, name, ','))
+      if (name.size() > 1 && name[0] == '-') flags.insert(name);
+  }
+  return flags;
+}
+
+TEST(CliFlags, EveryFlagInHelpIsDocumented) {
+  std::string docs = read_file(std::filesystem::path(ANVIL_SOURCE_DIR) / "docs" / "cli.md");
+  for (const std::string& command : kCommands) {
+    CommandResult r = run_anvil({command, "--help"});
+    ASSERT_EQ(r.exit_code, 0) << command << ": " << r.err;
+    EXPECT_NE(docs.find("## anvil " + command), std::string::npos)
+        << "docs/cli.md has no section for " << command;
+    std::set<std::string> flags = flags_in_help(r.out);
+    EXPECT_GE(flags.size(), 1u) << command;
+    for (const std::string& flag : flags) {
+      if (flag == "-h" || flag == "--help") continue;
+      EXPECT_NE(docs.find(flag), std::string::npos)
+          << "anvil " << command << " " << flag << " is not in docs/cli.md";
+    }
+  }
+}
+
+TEST(CliFlags, EveryCommandHelpHasExamples) {
+  for (const std::string& command : kCommands) {
+    CommandResult r = run_anvil({command, "--help"});
+    ASSERT_EQ(r.exit_code, 0) << command;
+    size_t examples = r.out.find("Examples");
+    ASSERT_NE(examples, std::string::npos) << command << " help:\n" << r.out;
+    // At least two example command lines.
+    size_t count = 0;
+    for (size_t at = r.out.find("anvil " + command, examples); at != std::string::npos;
+         at = r.out.find("anvil " + command, at + 1))
+      ++count;
+    EXPECT_GE(count, 2u) << command << " help:\n" << r.out;
+  }
+}
+
+struct BadCase {
+  std::vector<std::string> args;
+  int exit_code;
+  std::vector<std::string> words;  // each must appear in the one error line
+};
+
+class CliBadInput : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new ScratchDir();
+    write_onnx_fixtures(dir_->path());
+    write_file(*dir_ / "records.jsonl",
+               "{\"kernel\": \"k\", \"target\": \"llvm\", \"config\": {\"tile\": 8}, "
+               "\"latency_ms\": 1.5}\n{\"kernel\": \"k\", \"config\": 3}\n");
+  }
+  static void TearDownTestSuite() { delete dir_; }
+  static std::string path(const std::string& name) { return (*dir_ / name).string(); }
+
+  static void expect(const BadCase& c) {
+    CommandResult r = run_anvil(c.args);
+    std::string what;
+    for (const std::string& a : c.args) what += a + " ";
+    EXPECT_EQ(r.exit_code, c.exit_code) << what << "\n" << r.err;
+    EXPECT_EQ(r.err.rfind("anvil: error: ", 0), 0u) << what << "\n" << r.err;
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << what << "\n" << r.err;
+    for (const std::string& w : c.words)
+      EXPECT_NE(r.err.find(w), std::string::npos) << what << ": '" << w << "' in " << r.err;
+  }
+
+  static ScratchDir* dir_;
+};
+
+ScratchDir* CliBadInput::dir_ = nullptr;
+
+TEST_F(CliBadInput, UnknownFlagsAreUsageErrors) {
+  for (const char* command : {"compile", "run", "analyze", "print-ir", "inspect", "demo"})
+    expect({{command, path("add_relu.onnx"), "--frobnicate"}, 2, {"--frobnicate"}});
+}
+
+TEST_F(CliBadInput, BadFlagValuesAreUsageErrors) {
+  const std::string model = path("add_relu.onnx");
+  expect({{"compile", model, "-O", "7"}, 2, {"7"}});
+  expect({{"compile", model, "--desired-layout", "NWHC"}, 2, {"NWHC"}});
+  expect({{"compile", model, "--dump-code", "relay,bytecode"}, 2, {"bytecode"}});
+  expect({{"compile", model, "--target", "c", "--dump-code", "asm"}, 2, {"asm", "llvm"}});
+  expect({{"compile", model, "--disabled-pass", "FoldConstant,FuseAll"}, 2, {"FuseAll"}});
+  expect({{"compile", model, "--pass-config", "relay.FuseOps.max_depth"}, 2, {"max_depth"}});
+  expect({{"run", model, "--executor", "jit"}, 2, {"jit"}});
+  expect({{"run", model, "--device", "gpu"}, 2, {"gpu"}});
+  expect({{"run", model, "--fill-mode", "sometimes"}, 2, {"sometimes"}});
+  expect({{"run", model, "--repeat", "0"}, 2, {"--repeat"}});
+  expect({{"run", model, "--threads", "0"}, 2, {"--threads"}});
+  expect({{"run", model, "--print-top", "many"}, 2, {"many"}});
+  expect({{"run", model, "--executor", "reference", "--profile"}, 2, {"--profile"}});
+  expect({{"print-ir", model, "--stage", "machine-code"}, 2, {"machine-code"}});
+}
+
+TEST_F(CliBadInput, UnknownTargetsAreUsageErrorsNamingThem) {
+  const std::string model = path("add_relu.onnx");
+  expect({{"compile", model, "--target", "cuda"}, 2, {"--target", "cuda"}});
+  expect({{"compile", model, "--target", "llvm -mcpu=znver9"}, 2, {"znver9"}});
+  expect({{"compile", model, "--target", "llvm -frobnicate"}, 2, {"-frobnicate"}});
+  expect({{"print-ir", model, "--stage", "asm", "--target", "llvm -mattr=+nosuchfeature"},
+          2,
+          {"nosuchfeature"}});
+}
+
+TEST_F(CliBadInput, InputShapesThatDoNotParseAreUsageErrors) {
+  const std::string model = path("add_relu.onnx");
+  for (const char* shapes :
+       {"a:[2,x]", "a[2,3]", "a:[2,3", ":[2,3]", "a:[99999999999999]", "a:[2,3] a:[2,3]", " "})
+    expect({{"compile", model, "--input-shapes", shapes}, 2, {"--input-shapes"}});
+  expect({{"run", model, "--input-shapes", "a:[2;3]"}, 2, {"--input-shapes", "a:[2;3]"}});
+}
+
+TEST_F(CliBadInput, MissingFilesNameTheFile) {
+  expect({{"compile", path("nope.onnx")}, 1, {"nope.onnx"}});
+  expect({{"run", path("nope.tar")}, 1, {"nope.tar"}});
+  expect({{"run", path("add_relu.onnx"), "--inputs", path("nope.npz")}, 1, {"nope.npz"}});
+  expect({{"print-ir", path("nope.onnx")}, 1, {"nope.onnx"}});
+  expect({{"compile", path("add_relu.onnx"), "--tuning-records", path("nope.jsonl")},
+          1,
+          {"nope.jsonl"}});
+}
+
+TEST_F(CliBadInput, BadTuningRecordNamesItsLine) {
+  expect({{"compile", path("add_relu.onnx"), "--tuning-records", path("records.jsonl"), "-o",
+           path("m.tar")},
+          1,
+          {"records.jsonl", "line 2", "target"}});
+}
+
+TEST_F(CliBadInput, TuneIsNotAvailableYet) {
+  expect({{"tune", path("add_relu.onnx")}, 2, {"not available yet"}});
+  expect({{"tune"}, 2, {"not available yet"}});
+}
+
+TEST_F(CliBadInput, CorruptModelIsAnErrorNamingIt) {
+  write_file(*dir_ / "corrupt.onnx", std::string("\x08\x07garbage\xff\xff", 11));
+  expect({{"compile", path("corrupt.onnx")}, 1, {"corrupt.onnx"}});
+  expect({{"run", path("corrupt.onnx")}, 1, {"corrupt.onnx"}});
+}
+
+TEST_F(CliBadInput, VmRefusesCompiledPackages) {
+  CommandResult compiled =
+      run_anvil({"compile", path("add_relu.onnx"), "-O", "0", "-q", "-o", path("p.tar")});
+  ASSERT_EQ(compiled.exit_code, 0) << compiled.err;
+  EXPECT_EQ(compiled.err, "");  // --quiet
+  expect({{"run", path("p.tar"), "--executor", "vm"}, 1, {"p.tar", "--executor graph"}});
+}
+
+}  // namespace
+}  // namespace anvil::testing

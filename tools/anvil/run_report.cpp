@@ -1,0 +1,76 @@
+#include "run_report.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <numeric>
+#include <string>
+
+namespace anvil::cli {
+namespace {
+
+// text centred in width columns, the extra column on the right (Python's "{:^12}").
+std::string centred(const std::string& text, size_t width) {
+  if (text.size() >= width) return text;
+  size_t left = (width - text.size()) / 2;
+  return std::string(left, ' ') + text + std::string(width - text.size() - left, ' ');
+}
+
+std::string fixed4(double v) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.4f", v);
+  return buffer;
+}
+
+}  // namespace
+
+void print_time_summary(const BenchmarkResult& r) {
+  std::string header, numbers;
+  const char* names[] = {"mean (ms)", "median (ms)", "max (ms)", "min (ms)", "std (ms)"};
+  const double values[] = {r.mean_ms, r.median_ms, r.max_ms, r.min_ms, r.std_ms};
+  for (int i = 0; i < 5; ++i) {
+    header += (i ? " " : "") + centred(names[i], 12);
+    numbers += (i ? " " : "") + centred(fixed4(values[i]), 12);
+  }
+  std::printf("Execution time summary:\n%s\n%s\n", header.c_str(), numbers.c_str());
+}
+
+void print_top(const Tensor& output, int n) {
+  const int64_t count = output.numel();
+  std::vector<int64_t> order(static_cast<size_t>(count));
+  std::iota(order.begin(), order.end(), 0);
+  const size_t k = size_t(std::min<int64_t>(n, count));
+  std::vector<double> values(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) values[size_t(i)] = output.get_as_double(i);
+  std::partial_sort(order.begin(), order.begin() + ptrdiff_t(k), order.end(),
+                    [&](int64_t a, int64_t b) {
+                      return values[size_t(a)] > values[size_t(b)] ||
+                             (values[size_t(a)] == values[size_t(b)] && a < b);
+                    });
+  std::printf("Top %zu of output_0:\n%6s %8s %14s\n", k, "rank", "index", "score");
+  for (size_t i = 0; i < k; ++i)
+    std::printf("%6zu %8lld %14.6f\n", i + 1, static_cast<long long>(order[i]),
+                values[size_t(order[i])]);
+}
+
+void print_profile(const std::vector<KernelProfile>& rows, double run_ms) {
+  double kernels_ms = 0;
+  for (const KernelProfile& row : rows) kernels_ms += row.mean_ms;
+  std::printf("%-40s %-36s %10s %8s %9s\n", "kernel", "fused ops", "mean (ms)", "percent",
+              "GFLOP/s");
+  for (const KernelProfile& row : rows) {
+    std::string ops = row.fused_ops.empty() ? "-" : row.fused_ops;
+    if (ops.size() > 36) ops = ops.substr(0, 33) + "...";
+    std::string gflops = "-";
+    if (row.flops > 0 && row.mean_ms > 0) {
+      char buffer[32];
+      std::snprintf(buffer, sizeof buffer, "%.1f", double(row.flops) / (row.mean_ms * 1e6));
+      gflops = buffer;
+    }
+    std::printf("%-40s %-36s %10.4f %7.2f%% %9s\n", row.node_name.c_str(), ops.c_str(), row.mean_ms,
+                row.percent, gflops.c_str());
+  }
+  std::printf("kernels: %.4f ms of a %.4f ms run (%.1f%%)\n", kernels_ms, run_ms,
+              run_ms > 0 ? 100.0 * kernels_ms / run_ms : 0.0);
+}
+
+}  // namespace anvil::cli
