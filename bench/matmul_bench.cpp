@@ -36,6 +36,11 @@ struct Options {
   int repeat = 20;
   // Register tile (rows x vector columns) and the depth of one packed panel of B.
   int64_t tile_rows = 4, tile_cols = 64, panel_depth = 128;
+  // Rows of A per outer block (0: none). With a block, the loops run block by block, so the
+  // block's rows of A stay in L2 while every column panel passes over them.
+  int64_t row_block = 0;
+  // Steps of the reduction unrolled inside the register tile (1: none).
+  int64_t unroll_k = 1;
   bool print_ir = false;   // print the scheduled and the lowered function
   bool print_asm = false;  // print the generated assembly
   bool pack_a = false;     // also copy each row tile of A into a contiguous buffer
@@ -68,12 +73,26 @@ tir::PrimFunc scheduled_matmul(const Options& o) {
 
   tir::BlockRV block = s.get_block("C");
   std::vector<tir::LoopRV> loops = s.get_loops(block);
-  auto i = s.split(loops[0], {nullptr, PrimExpr(o.tile_rows)});
+  std::vector<tir::LoopRV> i;
+  if (o.row_block > 0)
+    i = s.split(loops[0], {nullptr, PrimExpr(o.row_block / o.tile_rows), PrimExpr(o.tile_rows)});
+  else
+    i = s.split(loops[0], {nullptr, PrimExpr(o.tile_rows)});
   auto j = s.split(loops[1], {nullptr, PrimExpr(o.tile_cols)});
   auto kk = s.split(loops[2], {nullptr, PrimExpr(o.panel_depth)});
   // Column panels outermost (one per task), then panel depth, then row tiles: each packed
   // panel of B (panel_depth x tile_cols) is reused by every row tile while it sits in L1/L2.
-  s.reorder({j[0], kk[0], i[0], kk[1], i[1], j[1]});
+  // A row block, when asked for, goes outside all of them.
+  if (o.row_block > 0)
+    s.reorder({i[0], j[0], kk[0], i[1], kk[1], i[2], j[1]});
+  else
+    s.reorder({j[0], kk[0], i[0], kk[1], i[1], j[1]});
+  tir::LoopRV row_tile = i[i.size() - 2], row = i.back();
+  if (o.unroll_k > 1) {
+    auto k_steps = s.split(kk[1], {nullptr, PrimExpr(o.unroll_k)});
+    s.reorder({k_steps[0], row, k_steps[1], j[1]});
+    s.unroll(k_steps[1]);
+  }
   tir::BlockRV init = s.decompose_reduction(block, kk[0]);
   tir::BlockRV packed = s.cache_read(block, read_read_index(s.func(), "C", "B"), "global");
   s.compute_at(packed, kk[0]);
@@ -82,12 +101,12 @@ tir::PrimFunc scheduled_matmul(const Options& o) {
   std::optional<tir::BlockRV> packed_a;
   if (o.pack_a) {
     packed_a = s.cache_read(block, read_read_index(s.func(), "C", "A"), "global");
-    s.compute_at(*packed_a, i[0]);
+    s.compute_at(*packed_a, row_tile);
   }
 
-  s.unroll(i[1]);
+  s.unroll(row);
   s.vectorize(j[1]);
-  s.parallel(j[0]);
+  s.parallel(o.row_block > 0 ? s.fuse({i[0], j[0]}) : j[0]);
   std::vector<tir::LoopRV> init_loops = s.get_loops(init);
   s.vectorize(init_loops.back());
   std::vector<tir::LoopRV> pack_loops = s.get_loops(packed);
@@ -129,6 +148,10 @@ int main(int argc, char** argv) {
       o.tile_cols = value;
     else if (flag == "--panel-depth")
       o.panel_depth = value;
+    else if (flag == "--row-block")
+      o.row_block = value;
+    else if (flag == "--unroll-k")
+      o.unroll_k = value;
     else {
       std::fprintf(stderr, "matmul_bench: unknown flag '%s'\n", flag.c_str());
       return 2;
