@@ -85,7 +85,7 @@ TEST_F(CliCompileRun, DumpCodeWritesEachStageBesideThePackage) {
   EXPECT_NE(ll.find("define "), std::string::npos);
   EXPECT_NE(assembly.find(".text"), std::string::npos);
   CommandResult c = run_anvil({"compile", path("add_relu.onnx"), "--target", "c", "-o",
-                               path("c.tar"), "--dump-code", "c", "-q"});
+                               path("c.tar"), "--dump-code", "c", "-q", "--cross-compiler", "gcc"});
   ASSERT_EQ(c.exit_code, 0) << c.err;
   EXPECT_NE(read_file(path("c.tar") + ".c").find("#include"), std::string::npos);
 }

@@ -147,6 +147,10 @@ TEST_F(CliBadInput, MissingFilesNameTheFile) {
   expect({{"compile", path("add_relu.onnx"), "--tuning-records", path("nope.jsonl")},
           1,
           {"nope.jsonl"}});
+  expect({{"compile", path("add_relu.onnx"), "-O", "0", "--cross-compiler", "/nonexistent/cc", "-o",
+           path("cross.tar")},
+          1,
+          {"/nonexistent/cc"}});
 }
 
 TEST_F(CliBadInput, BadTuningRecordNamesItsLine) {
