@@ -63,9 +63,9 @@ TEST(LowerPipeline, PassesRunInTheDocumentedOrder) {
   };
   transform::lower(te::create_prim_func({t.a, t.b, t.d}, "matmul_relu"), options);
   EXPECT_EQ(passes, (std::vector<std::string>{
-                        "compact_buffer_allocation", "convert_blocks_to_loops", "flatten_buffers",
-                        "simplify", "vectorize_loops", "unroll_loops", "simplify",
-                        "storage_rewrite", "lower_intrinsics", "make_packed_api"}));
+                        "compact_buffer_allocation", "convert_blocks_to_loops", "partition_loops",
+                        "flatten_buffers", "simplify", "vectorize_loops", "unroll_loops",
+                        "simplify", "storage_rewrite", "lower_intrinsics", "make_packed_api"}));
   passes.clear();
   options.packed_api = false;
   transform::lower(te::create_prim_func({t.a, t.b, t.d}, "matmul_relu"), options);

@@ -23,6 +23,11 @@ PrimFunc convert_blocks_to_loops(const PrimFunc& func);
 // Every buffer access becomes one-dimensional (strides and elem_offset folded
 // into the index); flattened buffers share the original's data Var.
 PrimFunc flatten_buffers(const PrimFunc& func);
+
+// Cuts serial and unrolled loops whose bodies guard on the loop variable (the predicate of a
+// non-dividing split) into a main part where the guards are proven true and removed, and a
+// tail that keeps them.
+PrimFunc partition_loops(const PrimFunc& func);
 // Runs the arithmetic simplifier over every expression, with loop ranges
 // known; removes loops of extent 1 and branches proven constant.
 PrimFunc simplify(const PrimFunc& func);
@@ -54,7 +59,7 @@ struct LowerOptions {
 };
 
 // The pipeline, in its one place: compact_buffer_allocation, convert_blocks_to_loops,
-// flatten_buffers, simplify, vectorize_loops, unroll_loops, simplify, storage_rewrite,
+// partition_loops, flatten_buffers, simplify, vectorize_loops, unroll_loops, simplify, storage_rewrite,
 // lower_intrinsics, make_packed_api. Verifies the result in lowered form.
 PrimFunc lower(const PrimFunc& func, const LowerOptions& options = {});
 

@@ -17,6 +17,7 @@ PrimFunc lower(const PrimFunc& func, const LowerOptions& options) {
   static const Step kSteps[] = {
       {"compact_buffer_allocation", compact_buffer_allocation},
       {"convert_blocks_to_loops", convert_blocks_to_loops},
+      {"partition_loops", partition_loops},
       {"flatten_buffers", flatten_buffers},
       {"simplify", simplify},
       {"vectorize_loops", vectorize_loops},

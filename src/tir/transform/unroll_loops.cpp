@@ -8,6 +8,7 @@
 #include "anvil/support/error.h"
 #include "anvil/tir/functor.h"
 #include "anvil/tir/transform.h"
+#include "tir/transform/fresh_copy.h"
 
 namespace anvil::tir::transform {
 
@@ -23,58 +24,6 @@ int64_t count_stmts(const Stmt& s) {
   return count;
 }
 
-// A copy of a statement with given variables replaced and everything it
-// defines renamed.
-class FreshCopy : public Mutator {
- public:
-  explicit FreshCopy(VarMap replacements) : vars_(std::move(replacements)) {}
-
-  PrimExpr mutate_Var(const VarNode* node, const PrimExpr& self) override {
-    auto it = vars_.find(node);
-    return it == vars_.end() ? self : it->second;
-  }
-  Buffer mutate_buffer(const Buffer& buffer) override {
-    auto it = buffers_.find(buffer.get());
-    return it == buffers_.end() ? buffer : it->second;
-  }
-
-  Stmt mutate_For(const ForNode* node, const Stmt&) override {
-    Var loop_var = rename(node->loop_var);
-    return ForNode::make(loop_var, mutate(node->min), mutate(node->extent), node->for_kind,
-                         mutate(node->body), node->annotations);
-  }
-  Stmt mutate_LetStmt(const LetStmtNode* node, const Stmt&) override {
-    PrimExpr value = mutate(node->value);
-    Var var = rename(node->var);
-    return LetStmtNode::make(var, value, mutate(node->body));
-  }
-  PrimExpr mutate_Let(const LetNode* node, const PrimExpr&) override {
-    PrimExpr value = mutate(node->value);
-    Var var = rename(node->var);
-    return let(var, value, mutate(node->body));
-  }
-  Stmt mutate_Allocate(const AllocateNode* node, const Stmt&) override {
-    const Buffer& old = node->buffer;
-    std::vector<PrimExpr> shape;
-    for (const PrimExpr& d : old->shape) shape.push_back(mutate(d));
-    Buffer fresh =
-        BufferNode::make_full(rename(old->data), old->dtype, std::move(shape), old->strides,
-                              old->elem_offset, old->name, old->scope, old->data_alignment);
-    buffers_[old.get()] = fresh;
-    return AllocateNode::make(fresh, mutate(node->body));
-  }
-
- private:
-  Var rename(const Var& var) {
-    Var fresh = VarNode::make(var->name, var->dtype);
-    vars_[var.get()] = fresh;
-    return fresh;
-  }
-
-  VarMap vars_;
-  std::unordered_map<const BufferNode*, Buffer> buffers_;
-};
-
 class Unroller : public Mutator {
  public:
   Stmt mutate_For(const ForNode* node, const Stmt& self) override {
@@ -89,7 +38,7 @@ class Unroller : public Mutator {
     std::vector<Stmt> copies;
     for (int64_t i = 0; i < *extent; ++i) {
       VarMap value{{rebuilt->loop_var.get(), rebuilt->min + make_int(i, rebuilt->loop_var->dtype)}};
-      copies.push_back(FreshCopy(std::move(value)).mutate(rebuilt->body));
+      copies.push_back(detail::FreshCopy(std::move(value)).mutate(rebuilt->body));
     }
     return seq_stmt(std::move(copies));
   }

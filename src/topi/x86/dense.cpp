@@ -19,6 +19,15 @@ void schedule_dense(tir::Schedule& sch, const ScheduleArgs& args) {
   std::vector<tir::LoopRV> loops = sch.get_loops(block);
   if (reduce != 1 || spatial < 2 || loops.size() != spatial + 1)
     throw_error("dense schedule: expected spatial loops and one reduction loop");
+  // With a 2-D weight every leading dim of the data is a row of one matrix product ((197, 1,
+  // 768) x (768, N) is 197 rows, not 197 products of one row): one row loop, tiled as a whole.
+  const auto* weight = ir::as<ir::TensorTypeNode>(args.anchor.args.at(1)->checked_type);
+  if (spatial > 2 && weight && weight->shape && weight->shape->size() == 2) {
+    std::vector<tir::LoopRV> leading(loops.begin(), loops.begin() + (spatial - 1));
+    tir::LoopRV rows_loop = sch.fuse(leading);
+    loops = {rows_loop, loops[spatial - 1], loops[spatial]};
+    spatial = 2;
+  }
   tir::LoopRV i = loops[spatial - 2], j = loops[spatial - 1], k = loops[spatial];
   const int64_t rows = loop_extent(sch, i).value_or(0);
   const int64_t cols = loop_extent(sch, j).value_or(0);
@@ -30,7 +39,8 @@ void schedule_dense(tir::Schedule& sch, const ScheduleArgs& args) {
     if (cols % v == 0) lanes = v;
   if (!lanes) throw_error("dense schedule: ", cols, " columns take no full vector");
   // Single-row products are bound by reading the weight; more accumulators hide FMA latency.
-  const int64_t tile_rows = largest_divisor_at_most(rows, 4);
+  // Rows need not divide: the last, partial row tile is cut off by partition_loops.
+  const int64_t tile_rows = std::min<int64_t>(rows, 4);
   const int64_t vectors = largest_divisor_at_most(cols / lanes, tile_rows == 1 ? 8 : 4);
   const int64_t panel = largest_divisor_at_most(depth, 256);
 

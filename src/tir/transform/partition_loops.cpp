@@ -1,0 +1,156 @@
+// partition_loops: a loop whose body holds guards on its variable (the predicate a split with a
+// non-dividing factor leaves, `i_0 * 6 + i_1 < 1024`) is cut in two: a main loop over the
+// longest prefix of iterations where every such guard is provably true, with the guards
+// removed, and the rest, which keeps them. Tiles that do not divide an extent then cost a short
+// tail instead of a branch in every iteration, which also lets the vectorizer and LLVM keep a
+// register tile in registers.
+//
+// Only serial and unrolled loops with constant bounds are cut (parallel loops are outlined into
+// tasks and vectorized ones must stay whole); the tail is a fresh copy of the body, so every
+// variable keeps one definition. The guard is proven, not assumed, for the whole prefix with
+// the analyzer, under the ranges of every enclosing and inner loop.
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "anvil/tir/arith.h"
+#include "anvil/tir/functor.h"
+#include "anvil/tir/transform.h"
+#include "tir/transform/fresh_copy.h"
+
+namespace anvil::tir::transform {
+
+namespace {
+
+// A guard (an if without else) inside a candidate loop, with the inner loops around it.
+struct Guard {
+  const IfThenElseNode* node;
+  std::vector<std::pair<Var, Range>> inner_loops;
+};
+
+// The guards in body that read var, each with the loops between the candidate and it. A guard
+// under a let or an allocation that its condition might read is still collected: proving it
+// then fails (the let's variable is unbounded), which only means no partition.
+std::vector<Guard> guards_on(const Stmt& body, const VarNode* var) {
+  std::vector<Guard> guards;
+  std::vector<std::pair<Var, Range>> loops;
+  std::function<void(const Stmt&)> visit = [&](const Stmt& s) {
+    if (const auto* loop = as<ForNode>(s)) {
+      loops.emplace_back(loop->loop_var, Range::from_min_extent(loop->min, loop->extent));
+      visit(loop->body);
+      loops.pop_back();
+      return;
+    }
+    if (const auto* branch = as<IfThenElseNode>(s)) {
+      if (!branch->else_case &&
+          uses_var(branch->condition, [&](const VarNode* v) { return v == var; }))
+        guards.push_back(Guard{branch, loops});
+      visit(branch->then_case);
+      if (branch->else_case) visit(branch->else_case);
+      return;
+    }
+    if (const auto* seq = as<SeqStmtNode>(s)) {
+      for (const Stmt& child : seq->seq) visit(child);
+      return;
+    }
+    if (const auto* let = as<LetStmtNode>(s)) return visit(let->body);
+    if (const auto* alloc = as<AllocateNode>(s)) return visit(alloc->body);
+  };
+  visit(body);
+  return guards;
+}
+
+// Replaces the listed guards by their bodies.
+class GuardRemover : public Mutator {
+ public:
+  explicit GuardRemover(const std::vector<Guard>& guards) : guards_(guards) {}
+  Stmt mutate_IfThenElse(const IfThenElseNode* node, const Stmt& self) override {
+    for (const Guard& g : guards_)
+      if (g.node == node) return mutate(node->then_case);
+    return Mutator::mutate_IfThenElse(node, self);
+  }
+
+ private:
+  const std::vector<Guard>& guards_;
+};
+
+class Partitioner : public Mutator {
+ public:
+  Stmt mutate_For(const ForNode* node, const Stmt& self) override {
+    std::optional<int64_t> min = as_const_int(node->min);
+    std::optional<int64_t> extent = as_const_int(node->extent);
+    const bool cuttable =
+        (node->for_kind == ForKind::Serial || node->for_kind == ForKind::Unrolled) && min &&
+        extent && *extent > 1;
+    if (cuttable) {
+      std::vector<Guard> guards = guards_on(node->body, node->loop_var.get());
+      int64_t prefix = guards.empty() ? 0 : proven_prefix(node, *min, *extent, guards);
+      if (prefix == *extent) {
+        // Guards that hold on every iteration go away without a cut.
+        Stmt unguarded = ForNode::make(node->loop_var, node->min, node->extent, node->for_kind,
+                                       GuardRemover(guards).mutate(node->body), node->annotations);
+        return mutate(unguarded);
+      }
+      if (prefix > 0) {
+        DataType t = node->loop_var->dtype;
+        Stmt main_body = GuardRemover(guards).mutate(node->body);
+        Var tail_var = VarNode::make(node->loop_var->name, t);
+        Stmt tail_body = detail::FreshCopy(VarMap{{node->loop_var.get(), PrimExpr(tail_var)}})
+                             .mutate(node->body);
+        Stmt main_loop = ForNode::make(node->loop_var, node->min, make_int(prefix, t),
+                                       node->for_kind, main_body, node->annotations);
+        Stmt tail_loop =
+            ForNode::make(tail_var, make_int(*min + prefix, t), make_int(*extent - prefix, t),
+                          node->for_kind, tail_body, node->annotations);
+        // Both halves may hold further guards on inner loops (the tail's inner loops most of all).
+        return seq_stmt({mutate(main_loop), mutate(tail_loop)});
+      }
+    }
+    analyzer_.bind(node->loop_var, Range::from_min_extent(node->min, node->extent));
+    Stmt result = Mutator::mutate_For(node, self);
+    analyzer_.unbind(node->loop_var);
+    return result;
+  }
+
+ private:
+  // True when every guard holds for var in [min, min + prefix) and all values of its inner loops.
+  bool holds(const ForNode* node, int64_t min, int64_t prefix, const std::vector<Guard>& guards) {
+    DataType t = node->loop_var->dtype;
+    analyzer_.bind(node->loop_var, Range::from_min_extent(make_int(min, t), make_int(prefix, t)));
+    bool all = true;
+    for (const Guard& g : guards) {
+      for (const auto& [var, range] : g.inner_loops) analyzer_.bind(var, range);
+      all = all && analyzer_.can_prove(g.node->condition);
+      for (const auto& [var, range] : g.inner_loops) analyzer_.unbind(var);
+      if (!all) break;
+    }
+    analyzer_.unbind(node->loop_var);
+    return all;
+  }
+
+  // The longest prefix of the loop's iterations over which every guard is proven true (0 if
+  // none). Guards are monotone in practice (a linear bound on the loop variable), so a binary
+  // search finds it; the answer is proven whatever the guard's shape.
+  int64_t proven_prefix(const ForNode* node, int64_t min, int64_t extent,
+                        const std::vector<Guard>& guards) {
+    if (!holds(node, min, 1, guards)) return 0;
+    int64_t lo = 1, hi = extent;  // holds for lo iterations; hi is an upper bound
+    if (holds(node, min, hi, guards)) return extent;
+    while (hi - lo > 1) {
+      int64_t mid = lo + (hi - lo) / 2;
+      (holds(node, min, mid, guards) ? lo : hi) = mid;
+    }
+    return lo;
+  }
+
+  Analyzer analyzer_;
+};
+
+}  // namespace
+
+PrimFunc partition_loops(const PrimFunc& func) {
+  Stmt body = Partitioner().mutate(func->body);
+  return body.get() == func->body.get() ? func : func->with_body(body);
+}
+
+}  // namespace anvil::tir::transform
