@@ -137,7 +137,7 @@ TEST_F(CliAnalyze, TargetPrintsPeakAndFloor) {
 }
 
 TEST_F(CliAnalyze, MissingFileNamesIt) {
-  expect_error({"analyze", path("nope.onnx")}, 1, {"nope.onnx"});
+  expect_error({"analyze", path("nope.onnx")}, 2, {"nope.onnx", "does not exist"});
 }
 
 TEST_F(CliAnalyze, BadFormatIsAUsageError) {

@@ -139,14 +139,18 @@ TEST_F(CliBadInput, InputShapesThatDoNotParseAreUsageErrors) {
   expect({{"run", model, "--input-shapes", "a:[2;3]"}, 2, {"--input-shapes", "a:[2;3]"}});
 }
 
-TEST_F(CliBadInput, MissingFilesNameTheFile) {
-  expect({{"compile", path("nope.onnx")}, 1, {"nope.onnx"}});
-  expect({{"run", path("nope.tar")}, 1, {"nope.tar"}});
-  expect({{"run", path("add_relu.onnx"), "--inputs", path("nope.npz")}, 1, {"nope.npz"}});
-  expect({{"print-ir", path("nope.onnx")}, 1, {"nope.onnx"}});
+TEST_F(CliBadInput, MissingFilesAreUsageErrorsNamingTheFile) {
+  expect({{"compile", path("nope.onnx")}, 2, {"nope.onnx", "does not exist"}});
+  expect({{"run", path("nope.tar")}, 2, {"nope.tar", "does not exist"}});
+  expect({{"run", path("add_relu.onnx"), "--inputs", path("nope.npz")},
+          2,
+          {"--inputs", "nope.npz", "does not exist"}});
+  expect({{"print-ir", path("nope.onnx")}, 2, {"nope.onnx", "does not exist"}});
+  expect({{"analyze", path("nope.onnx")}, 2, {"nope.onnx", "does not exist"}});
+  expect({{"inspect", path("nope.npz")}, 2, {"nope.npz", "does not exist"}});
   expect({{"compile", path("add_relu.onnx"), "--tuning-records", path("nope.jsonl")},
-          1,
-          {"nope.jsonl"}});
+          2,
+          {"--tuning-records", "nope.jsonl"}});
   expect({{"compile", path("add_relu.onnx"), "-O", "0", "--cross-compiler", "/nonexistent/cc", "-o",
            path("cross.tar")},
           1,

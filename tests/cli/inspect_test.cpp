@@ -143,8 +143,13 @@ TEST(Inspect, HelpShowsExamples) {
 
 TEST(Inspect, BadInputIsOneLineErrorNamingTheFile) {
   ScratchDir dir;
+  // A file that does not exist is a usage error (exit 2), like a bad flag value.
   std::string missing = (dir / "missing.npz").string();
-  expect_one_line_error(run_anvil({"inspect", missing}), missing, "no such file");
+  CommandResult gone = run_anvil({"inspect", missing});
+  EXPECT_EQ(gone.exit_code, 2) << gone.err;
+  EXPECT_EQ(gone.err.find('\n'), gone.err.size() - 1) << gone.err;
+  EXPECT_NE(gone.err.find("'" + missing + "' does not exist (no such file"), std::string::npos)
+      << gone.err;
   expect_one_line_error(run_anvil({"inspect", dir.path().string()}), dir.path().string(),
                         "is a directory");
 

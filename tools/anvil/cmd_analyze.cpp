@@ -344,7 +344,7 @@ void add_analyze_command(CLI::App& app) {
       "analyze", "Per-layer parameters, MACs, FLOPs and activation bytes of a model");
   std::string names;
   for (const std::string& n : testing::workload_names()) names += (names.empty() ? "" : ", ") + n;
-  cmd->add_option("model", options->model, "an .onnx model file");
+  cmd->add_option("model", options->model, "an .onnx model file")->check(existing_path());
   cmd->add_option("--workload", options->workload, "a built-in network instead: " + names);
   cmd->add_option("--input-shapes", options->input_shapes,
                   "fix dynamic input shapes of the model, e.g. \"data:[1,3,224,224]\"");

@@ -158,7 +158,7 @@ void compile_model(const CompileOptions& options) {
 void add_compile_command(CLI::App& app) {
   auto options = std::make_shared<CompileOptions>();
   auto* cmd = app.add_subcommand("compile", "Compile a model into a deployable package");
-  cmd->add_option("model", options->model, "the model: an .onnx file");
+  cmd->add_option("model", options->model, "the model: an .onnx file")->check(existing_path());
   cmd->add_option("--workload", options->workload,
                   "compile a built-in network instead (resnet18, resnet50, mlp, mobilenet, ...)");
   cmd->add_option("-o,--output", options->output,
@@ -170,7 +170,8 @@ void add_compile_command(CLI::App& app) {
   cmd->add_option("--input-shapes", options->input_shapes,
                   "fix dynamic input shapes, e.g. \"data:[1,3,224,224] mask:[1,10]\"");
   cmd->add_option("--tuning-records", options->tuning_records,
-                  "tuning records (JSON lines) from anvil tune");
+                  "tuning records (JSON lines) from anvil tune")
+      ->check(existing_path());
   cmd->add_option("--desired-layout", options->desired_layout,
                   "convert 2-D convolutions to this data layout: NCHW or NHWC")
       ->check(CLI::IsMember({"NCHW", "NHWC"}));

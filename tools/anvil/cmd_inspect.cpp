@@ -11,6 +11,7 @@
 #include "anvil/runtime/tensor_file.h"
 #include "anvil/support/error.h"
 #include "commands.h"
+#include "model_loading.h"
 
 namespace anvil::cli {
 namespace {
@@ -132,7 +133,8 @@ void add_inspect_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("inspect", "List the tensors of a .npy, .npz or params file");
   auto path = std::make_shared<std::string>();
   cmd->add_option("file", *path, "the file to inspect; its format is read from its first bytes")
-      ->required();
+      ->required()
+      ->check(existing_path());
   cmd->footer(
       "Examples:\n"
       "  anvil inspect weights.npz     arrays saved by np.savez or np.savez_compressed\n"

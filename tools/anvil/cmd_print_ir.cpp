@@ -66,7 +66,7 @@ void add_print_ir_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("print-ir", "Print a module in the graph IR text format");
   std::string names;
   for (const std::string& n : testing::workload_names()) names += (names.empty() ? "" : ", ") + n;
-  cmd->add_option("model", options->model, "an .onnx model file");
+  cmd->add_option("model", options->model, "an .onnx model file")->check(existing_path());
   cmd->add_option("--workload", options->workload, "a built-in network: " + names);
   cmd->add_option("--input-shapes", options->input_shapes,
                   "fix dynamic input shapes of the model, e.g. \"data:[1,3,224,224]\"");

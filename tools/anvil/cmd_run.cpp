@@ -205,11 +205,13 @@ void add_run_command(CLI::App& app) {
       app.add_subcommand("run", "Run a compiled package or a model on given or generated inputs");
   cmd->add_option("model", options->model,
                   "a package (.tar or .so from anvil compile) or an .onnx file")
-      ->required();
+      ->required()
+      ->check(existing_path());
   cmd->add_option("--device", options->device, "where to run: cpu (the only device so far)")
       ->check(CLI::IsMember({"cpu"}));
   cmd->add_option("-i,--inputs", options->inputs,
-                  ".npz file with one array per model input, by name");
+                  ".npz file with one array per model input, by name")
+      ->check(existing_path());
   cmd->add_option("-o,--outputs", options->outputs,
                   ".npz file to write the outputs to (output_0, ...)");
   cmd->add_option("--fill-mode", options->fill_mode,

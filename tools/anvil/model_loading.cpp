@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cctype>
+#include <filesystem>
 #include <random>
 
 #include "anvil/codegen/target.h"
@@ -60,6 +61,17 @@ ShapeDict parse_input_shapes(const std::string& text) {
   }
   if (result.empty()) throw CLI::ValidationError("--input-shapes", "'" + text + "' names no input");
   return result;
+}
+
+const CLI::Validator& existing_path() {
+  static const CLI::Validator validator(
+      [](std::string& path) -> std::string {
+        std::error_code ec;
+        if (std::filesystem::exists(path, ec)) return {};
+        return "'" + path + "' does not exist (no such file or directory)";
+      },
+      "PATH");
+  return validator;
 }
 
 void check_target(const std::string& target) {

@@ -2,6 +2,7 @@
 // --input-shapes flag, and checking user inputs against a model's signature.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <random>
 #include <string>
 #include <utility>
@@ -15,6 +16,10 @@ using ShapeDict = std::vector<std::pair<std::string, std::vector<int64_t>>>;
 
 // Parses "a:[1,3,224,224] b:[1,10]" (also comma-separated entries); throws Error naming the text.
 ShapeDict parse_input_shapes(const std::string& text);
+
+// A CLI11 check for flags and arguments that name an input file: a path that does not exist is
+// a usage error, "'PATH' does not exist (no such file or directory)".
+const CLI::Validator& existing_path();
 
 // Throws a usage error naming the bad part of a target string ("llvm -mcpu=NAME", "c").
 void check_target(const std::string& target);
