@@ -246,13 +246,8 @@ class LayoutAlterer : public detail::TypedMutator {
     if (!in || !out || out->size() != 4) return std::nullopt;
     const ir::AttrsNode* attrs =
         call.attrs ? call.attrs.get() : call.op()->def->default_attrs.get();
-    std::string layout, out_layout;
-    for (const ir::AttrField& field : attrs->fields()) {
-      if (const auto* text = std::get_if<std::string>(&field.value)) {
-        if (std::string_view(field.name) == "layout") layout = *text;
-        if (std::string_view(field.name) == "out_layout") out_layout = *text;
-      }
-    }
+    const std::string layout = detail::string_attr(call, "layout");
+    const std::string out_layout = detail::string_attr(call, "out_layout");
     if (layout != "NCHW" || !(out_layout.empty() || out_layout == "NCHW")) return std::nullopt;
     Ref<ir::AttrsNode> blocked = attrs->clone();
     blocked->set_field("layout", blocked_layout(in->block));

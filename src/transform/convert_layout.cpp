@@ -171,13 +171,8 @@ class LayoutConverter : public detail::TypedMutator {
     if (!in) return std::nullopt;
     const ir::AttrsNode* attrs =
         call.attrs ? call.attrs.get() : call.op()->def->default_attrs.get();
-    std::string layout, out_layout;
-    for (const ir::AttrField& field : attrs->fields()) {
-      if (const auto* text = std::get_if<std::string>(&field.value)) {
-        if (std::string_view(field.name) == "layout") layout = *text;
-        if (std::string_view(field.name) == "out_layout") out_layout = *text;
-      }
-    }
+    const std::string layout = detail::string_attr(call, "layout");
+    const std::string out_layout = detail::string_attr(call, "out_layout");
     if (layout != in->layout || !(out_layout.empty() || out_layout == layout)) return std::nullopt;
     std::optional<std::vector<int64_t>> out = static_shape(self);
     Ref<ir::AttrsNode> converted = attrs->clone();

@@ -5,6 +5,7 @@
 
 #include "anvil/tir/functor.h"
 #include "anvil/tir/transform.h"
+#include "prim_func_util.h"
 #include "tir/arith_test_util.h"
 
 namespace anvil::tir {
@@ -15,15 +16,7 @@ using transform::simplify;
 
 PrimExpr f32(double value) { return make_const(DataType::float32(), value); }
 
-PrimFunc func_of(std::vector<Buffer> params, Stmt body) {
-  std::vector<Var> vars;
-  std::vector<std::pair<Var, Buffer>> map;
-  for (const Buffer& b : params) {
-    vars.push_back(VarNode::make(b->name, DataType::handle()));
-    map.emplace_back(vars.back(), b);
-  }
-  return PrimFuncNode::make(vars, map, body);
-}
+using testing::func_of;
 
 // The indices of a store as text, "i, j".
 std::string indices_of(const Stmt& s) {

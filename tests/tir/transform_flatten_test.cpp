@@ -9,6 +9,7 @@
 #include "anvil/tir/printer.h"
 #include "anvil/tir/transform.h"
 #include "loop_interpreter.h"
+#include "prim_func_util.h"
 
 namespace anvil::tir {
 namespace {
@@ -18,15 +19,7 @@ using transform::flatten_buffers;
 
 PrimExpr f32(double value) { return make_const(DataType::float32(), value); }
 
-PrimFunc func_of(std::vector<Buffer> params, Stmt body) {
-  std::vector<Var> vars;
-  std::vector<std::pair<Var, Buffer>> map;
-  for (const Buffer& b : params) {
-    vars.push_back(VarNode::make(b->name, DataType::handle()));
-    map.emplace_back(vars.back(), b);
-  }
-  return PrimFuncNode::make(vars, map, body);
-}
+using testing::func_of;
 
 // Checks e is a + b (with a and b given as checkers).
 const AddNode* as_add(const PrimExpr& e) { return as<AddNode>(e); }

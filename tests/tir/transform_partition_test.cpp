@@ -7,21 +7,14 @@
 #include "anvil/tir/transform.h"
 #include "anvil/tir/verifier.h"
 #include "loop_interpreter.h"
+#include "prim_func_util.h"
 
 namespace anvil::tir {
 namespace {
 
 using transform::partition_loops;
 
-PrimFunc func_of(std::vector<Buffer> params, Stmt body) {
-  std::vector<Var> vars;
-  std::vector<std::pair<Var, Buffer>> map;
-  for (const Buffer& b : params) {
-    vars.push_back(VarNode::make(b->name, DataType::handle()));
-    map.emplace_back(vars.back(), b);
-  }
-  return PrimFuncNode::make(vars, map, body);
-}
+using testing::func_of;
 
 int count_ifs(const Stmt& s) {
   int ifs = 0;

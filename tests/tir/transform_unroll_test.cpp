@@ -7,6 +7,7 @@
 #include "anvil/tir/functor.h"
 #include "anvil/tir/transform.h"
 #include "loop_interpreter.h"
+#include "prim_func_util.h"
 
 namespace anvil::tir {
 namespace {
@@ -15,15 +16,7 @@ using transform::unroll_loops;
 
 PrimExpr f32(double value) { return make_const(DataType::float32(), value); }
 
-PrimFunc func_of(std::vector<Buffer> params, Stmt body) {
-  std::vector<Var> vars;
-  std::vector<std::pair<Var, Buffer>> map;
-  for (const Buffer& b : params) {
-    vars.push_back(VarNode::make(b->name, DataType::handle()));
-    map.emplace_back(vars.back(), b);
-  }
-  return PrimFuncNode::make(vars, map, body);
-}
+using testing::func_of;
 
 Stmt unrolled_loop(Var var, PrimExpr min, PrimExpr extent, Stmt body) {
   return ForNode::make(std::move(var), std::move(min), std::move(extent), ForKind::Unrolled,
