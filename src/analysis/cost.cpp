@@ -85,7 +85,8 @@ int64_t dim_from_end(const std::vector<int64_t>& shape, size_t from_end) {
 
 int64_t matmul_macs(const ir::CallNode& call, const std::string& op) {
   std::vector<int64_t> a = tensor_dims(operand_type(call, 0));
-  if (op == "nn.dense" || op == "matmul") return contraction_macs(call, dim_from_end(a, 1));
+  if (op == "nn.dense" || op == "matmul" || op == "nn.contrib_dense_pack")
+    return contraction_macs(call, dim_from_end(a, 1));
   if (op == "nn.matmul") {
     bool transpose_a = call.attrs_as<ir::MatmulAttrs>().transpose_a;
     return contraction_macs(call, dim_from_end(a, transpose_a ? 2 : 1));
@@ -223,7 +224,8 @@ void op_work(const ir::CallNode& call, const ir::OpNode& op, OpCost& cost) {
     int64_t out_channels = weight.empty() ? 1 : std::max<int64_t>(weight[0], 1);
     macs = out_elements / out_channels * elements(operand_type(call, 2));
   }
-  if (name == "nn.dense" || name == "nn.matmul" || name == "nn.batch_matmul" || name == "matmul")
+  if (name == "nn.dense" || name == "nn.matmul" || name == "nn.batch_matmul" || name == "matmul" ||
+      name == "nn.contrib_dense_pack")
     macs = matmul_macs(call, name);
   if (name == "einsum") macs = einsum_macs(call);
   if (macs >= 0) {

@@ -112,8 +112,10 @@ void schedule_block_generic(Schedule& sch, const std::string& name, int vector_b
   std::vector<LoopRV> spatial(loops.begin(), loops.begin() + num_spatial);
   std::vector<LoopRV> reduce(loops.begin() + num_spatial, loops.end());
 
+  // The work of the block: its output elements times the length of its reduction.
   int64_t total = 1;
   for (const LoopRV& loop : spatial) total *= const_extent(sch, loop).value_or(1);
+  for (const LoopRV& loop : reduce) total *= const_extent(sch, loop).value_or(1);
 
   // Vectorize the innermost spatial loop; under a reduction it moves below the reduce loops
   // and the init is split off first, so the update is a vector multiply-accumulate.
@@ -121,6 +123,11 @@ void schedule_block_generic(Schedule& sch, const std::string& name, int vector_b
   std::optional<LoopRV> outer_of_inner;
   int64_t extent = const_extent(sch, inner).value_or(0);
   int64_t width = extent > 0 ? pick_vector_width(extent, bits, vector_bits) : 1;
+  // An extent with no divisor of four or more lanes (197, 1000003) still takes full vectors:
+  // the split leaves a guard, and partition_loops gives the full vectors a guard-free loop of
+  // their own when the loop above the vector is serial (below a leading parallel loop).
+  const int64_t full_width = std::max<int64_t>(1, vector_bits / std::max(bits, 8));
+  if (width == 1 && extent > full_width && num_spatial >= 2) width = full_width;
   if (width > 1) {
     try_step(sch, [&](Schedule& s) {
       LoopRV vec = inner;

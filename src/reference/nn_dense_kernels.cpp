@@ -131,6 +131,29 @@ std::vector<Tensor> nn_matmul_kernel(const KernelArgs& args) {
   return integer_inputs(args) ? matmul_with<int64_t>(args) : matmul_with<double>(args);
 }
 
+// nn.contrib_dense_pack: data (..., K) times a weight (N / b, K, b) packed in column blocks.
+template <typename T>
+std::vector<Tensor> dense_pack_with(const KernelArgs& args) {
+  std::vector<T> x = nn::values_as<T>(args.inputs[0]), packed = nn::values_as<T>(args.inputs[1]);
+  std::vector<int64_t> shape = args.inputs[0].shape_vector();
+  std::span<const int64_t> ws = args.inputs[1].shape();
+  const int64_t blocks = ws[0], k = ws[1], block = ws[2], n = blocks * block;
+  // Unpacked to the (K, N) matrix it stands for.
+  std::vector<T> w(size_t(k * n));
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t r = 0; r < k; ++r)
+      w[size_t(r * n + j)] = packed[size_t((j / block) * k * block + r * block + j % block)];
+  int64_t rows = x.size() / size_t(std::max<int64_t>(k, 1));
+  std::vector<T> y(size_t(rows * n));
+  matrix_product<T>({x.data(), k, 1}, {w.data(), n, 1}, y.data(), rows, n, k);
+  shape.back() = n;
+  return {nn::tensor_of(y, shape, args.out_dtype())};
+}
+
+std::vector<Tensor> dense_pack_kernel(const KernelArgs& args) {
+  return integer_inputs(args) ? dense_pack_with<int64_t>(args) : dense_pack_with<double>(args);
+}
+
 // nn.batch_matmul: x (B, M, K) times y (B, N, K) transposed by default; a batch of 1 broadcasts.
 template <typename T>
 std::vector<Tensor> batch_matmul_with(const KernelArgs& args) {
@@ -210,6 +233,7 @@ std::vector<Tensor> bias_add_kernel(const KernelArgs& args) {
 void register_nn_dense_kernels() {
   register_kernel("nn.dense", dense_kernel);
   register_kernel("nn.matmul", nn_matmul_kernel);
+  register_kernel("nn.contrib_dense_pack", dense_pack_kernel);
   register_kernel("nn.batch_matmul", batch_matmul_kernel);
   register_kernel("matmul", numpy_matmul_kernel);
   register_kernel("nn.bias_add", bias_add_kernel);

@@ -30,6 +30,24 @@ std::vector<te::Tensor> dense_compute(const ComputeArgs& args) {
   return {te::compute(args.out_shape(), body, "T_dense")};
 }
 
+// data (..., K) times the packed weight (N / b, K, b): out[..., n] = sum_k data[..., k] *
+// weight[n / b, k, n % b]. A schedule that splits n by b turns the division into the block loop.
+std::vector<te::Tensor> dense_pack_compute(const ComputeArgs& args) {
+  const te::Tensor& data = args.inputs[0];
+  const te::Tensor& weight = args.inputs[1];
+  const DataType dtype = args.out_dtype();
+  tir::IterVar k = te::reduce_axis(weight.shape()[1], "k");
+  PrimExpr block = weight.shape()[2];
+  auto body = [=](const std::vector<tir::Var>& idx) {
+    std::vector<PrimExpr> x_index = nn::var_exprs(idx);
+    x_index.back() = k.var;
+    PrimExpr n = idx.back();
+    PrimExpr w = weight(tir::floordiv(n, block), k.var, tir::floormod(n, block));
+    return tir::sum(product(dtype, data.at(x_index), w), {k});
+  };
+  return {te::compute(args.out_shape(), body, "T_dense_pack")};
+}
+
 // tensor_a (..., M, K) or with transpose_a (..., K, M), a 1-D tensor_a being one row, times
 // tensor_b (K, N) or with transpose_b (N, K).
 std::vector<te::Tensor> matmul_compute(const ComputeArgs& args) {
@@ -122,6 +140,7 @@ std::vector<te::Tensor> numpy_matmul_compute(const ComputeArgs& args) {
 void register_nn_dense_computes() {
   register_compute("nn.dense", dense_compute);
   register_compute("nn.matmul", matmul_compute);
+  register_compute("nn.contrib_dense_pack", dense_pack_compute);
   register_compute("nn.batch_matmul", batch_matmul_compute);
   register_compute("matmul", numpy_matmul_compute);
 }

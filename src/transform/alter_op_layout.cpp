@@ -1,8 +1,11 @@
 // AlterOpLayout for x86: convolutions move to the blocked NCHW[x]c layout with their weights
 // re-packed at compile time, and the elementwise ops around them follow, so that the layout
 // changes are paid once at the edges of a run of convolutions rather than around each one.
-// Dense layers with constant weights become matmuls against the transposed weight, whose rows
-// are contiguous runs of output columns.
+// Dense layers and matmuls with constant 2-D weights become nn.contrib_dense_pack against the
+// weight packed in blocks of output columns, (N / b, K, b), so that one column tile of the x86
+// schedule reads one contiguous panel (a row of the plain (K, N) weight is N floats apart from
+// the next, which for N = 768 or 3072 maps a whole panel onto a few cache sets). A width that
+// takes no full vector falls back to a matmul against the transposed weight.
 //
 // Every rewritten call remembers its blocked form; a consumer that works in the blocked layout
 // takes that form directly, any other consumer gets (one shared) layout_transform back to
@@ -62,6 +65,21 @@ Tensor pack_conv_weight(const Tensor& weight, int64_t ib, int64_t ob) {
 }
 
 // (N, K) -> (K, N).
+// The (K, N) matrix `weight` (or, with `rows_are_columns`, the (N, K) weight of nn.dense) in
+// blocks of b output columns: packed[n / b, k, n % b] = element (k, n).
+Tensor pack_columns(const Tensor& weight, bool rows_are_columns, int64_t block) {
+  std::vector<int64_t> s = weight.shape_vector();
+  const int64_t k_size = rows_are_columns ? s[1] : s[0], n_size = rows_are_columns ? s[0] : s[1];
+  Tensor packed = Tensor::empty({n_size / block, k_size, block}, weight.dtype());
+  const float* src = static_cast<const float*>(weight.data());
+  float* dst = static_cast<float*>(packed.data());
+  for (int64_t k = 0; k < k_size; ++k)
+    for (int64_t n = 0; n < n_size; ++n)
+      dst[(n / block) * k_size * block + k * block + n % block] =
+          rows_are_columns ? src[n * k_size + k] : src[k * n_size + n];
+  return packed;
+}
+
 Tensor transpose_matrix(const Tensor& weight) {
   std::vector<int64_t> s = weight.shape_vector();
   Tensor t = Tensor::empty({s[1], s[0]}, weight.dtype());
@@ -115,8 +133,8 @@ class LayoutAlterer : public detail::TypedMutator {
         blocked_[self.get()] = *blocked;
         return transform_layout(blocked->expr, blocked_layout(blocked->block), "NCHW");
       }
-      if (op->name == "nn.dense")
-        if (std::optional<ir::Expr> matmul = rewrite_dense(*node)) return *matmul;
+      if (op->name == "nn.dense" || op->name == "nn.matmul")
+        if (std::optional<ir::Expr> product = rewrite_dense(*node)) return *product;
     }
     return detail::TypedMutator::mutate_Call(node, self);
   }
@@ -256,17 +274,48 @@ class LayoutAlterer : public detail::TypedMutator {
                         *out};
   }
 
+  // The output-column block of a packed weight: whole vectors, up to four of them (the column
+  // tile of the x86 schedule); 0 when N takes no full vector.
+  int64_t column_block(int64_t columns) const {
+    if (lanes_ < 4 || columns % lanes_ != 0) return 0;
+    int64_t vectors = 1;
+    for (int64_t v = 4; v > 1; --v)
+      if ((columns / lanes_) % v == 0) {
+        vectors = v;
+        break;
+      }
+    return vectors * lanes_;
+  }
+
+  // nn.dense(x, W (N, K)) or nn.matmul(x, B (K, N)) with a constant float32 weight.
   std::optional<ir::Expr> rewrite_dense(const ir::CallNode& call) {
     ir::Expr weight = mutate(call.args[1]);
     const Tensor* w = constant_data(weight);
     if (!w || w->ndim() != 2 || w->dtype() != DataType::float32() || !is_float32(call.args[0]))
       return std::nullopt;
-    const auto& a = detail::attrs_or_default<ir::DenseAttrs>(call);
-    auto attrs = ir::make_attrs<ir::MatmulAttrs>();
-    attrs->units = a.units;
-    attrs->out_dtype = a.out_dtype;
+    const bool is_dense = call.op()->name == "nn.dense";
+    auto attrs = ir::make_attrs<ir::DenseAttrs>();
+    if (is_dense) {
+      const auto& a = detail::attrs_or_default<ir::DenseAttrs>(call);
+      attrs->units = a.units;
+      attrs->out_dtype = a.out_dtype;
+    } else {
+      const auto& a = detail::attrs_or_default<ir::MatmulAttrs>(call);
+      if (a.transpose_a || a.transpose_b) return std::nullopt;
+      attrs->units = a.units;
+      attrs->out_dtype = a.out_dtype;
+    }
+    const int64_t columns = w->shape()[is_dense ? 0 : 1];
+    if (int64_t block = column_block(columns)) {
+      ir::Expr packed = ir::ConstantNode::make(pack_columns(*w, is_dense, block));
+      return ir::call_op("nn.contrib_dense_pack", {mutate(call.args[0]), packed}, ir::Attrs(attrs));
+    }
+    if (!is_dense) return std::nullopt;
+    auto matmul_attrs = ir::make_attrs<ir::MatmulAttrs>();
+    matmul_attrs->units = attrs->units;
+    matmul_attrs->out_dtype = attrs->out_dtype;
     ir::Expr transposed = ir::ConstantNode::make(transpose_matrix(*w));
-    return ir::call_op("nn.matmul", {mutate(call.args[0]), transposed}, ir::Attrs(attrs));
+    return ir::call_op("nn.matmul", {mutate(call.args[0]), transposed}, ir::Attrs(matmul_attrs));
   }
 
   int lanes_;

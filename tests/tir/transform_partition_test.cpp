@@ -35,7 +35,7 @@ PrimFunc split_by_three(ForKind outer_kind) {
 }
 
 std::vector<double> run(const PrimFunc& func) {
-  std::vector<double> x(12, -1.0);
+  std::vector<double> x(size_t(*as_const_int(func->buffer_map[0].second->shape[0])), -1.0);
   testing::LoopInterpreter interp;
   interp.run(func, {&x});
   return x;
@@ -99,6 +99,51 @@ TEST(PartitionLoops, GuardsItCannotProveStay) {
   PrimFunc out = partition_loops(func);
   EXPECT_EQ(count_ifs(out->body), 1) << print(out);
   EXPECT_EQ(run(out), run(func));
+}
+
+TEST(PartitionLoops, TileCutBothWaysProvesEachLoopItsOwnTerm) {
+  // A 5 x 7 output in 2 x 4 tiles: for r0, c0, r1, c1: if r0*2+r1 < 5 and c0*4+c1 < 7. The row
+  // loop can prove only the row term, the column loop only the column term; each cut keeps the
+  // other term, so the full tiles end up with no guard at all.
+  Buffer x = BufferNode::make("X", DataType::float32(), {40});
+  Var r0 = VarNode::make("r0"), c0 = VarNode::make("c0"), r1 = VarNode::make("r1"),
+      c1 = VarNode::make("c1");
+  PrimExpr row = r0 * 2 + r1, col = c0 * 4 + c1;
+  Stmt guarded =
+      IfThenElseNode::make(logical_and(row < 5, col < 7),
+                           store(x, cast(DataType::float32(), row * 7 + col + 1), {row * 7 + col}));
+  Stmt nest = ForNode::make(
+      r0, 0, 3, ForKind::Serial,
+      ForNode::make(c0, 0, 2, ForKind::Serial,
+                    ForNode::make(r1, 0, 2, ForKind::Unrolled,
+                                  ForNode::make(c1, 0, 4, ForKind::Serial, guarded))));
+  PrimFunc func = func_of({x}, nest);
+  PrimFunc out = partition_loops(func);
+
+  const auto* rows = as<SeqStmtNode>(out->body);
+  ASSERT_TRUE(rows && rows->seq.size() == 2) << print(out);
+  const auto* full_rows = as<ForNode>(rows->seq[0]);
+  ASSERT_TRUE(full_rows) << print(out);
+  EXPECT_EQ(*as_const_int(full_rows->extent), 2);
+  // Under the full rows the column loop is cut again: c0 = 0 has no guard, c0 = 1 keeps only
+  // the column term.
+  const auto* cols = as<SeqStmtNode>(full_rows->body);
+  ASSERT_TRUE(cols && cols->seq.size() == 2) << print(out);
+  EXPECT_EQ(count_ifs(cols->seq[0]), 0) << print(out);
+  int column_only = 0;
+  pre_order_visit(cols->seq[1], nullptr, [&](const Stmt& st) {
+    if (const auto* branch = as<IfThenElseNode>(st)) {
+      EXPECT_FALSE(uses_var(branch->condition, [&](const VarNode* v) { return v == r0.get(); }))
+          << print(out);
+      ++column_only;
+    }
+  });
+  EXPECT_GE(column_only, 1) << print(out);
+  EXPECT_NO_THROW(verify(out, IrForm::Lowered));
+  std::vector<double> result = run(out);
+  EXPECT_EQ(result, run(func));
+  for (int i = 0; i < 35; ++i) EXPECT_EQ(result[i], i + 1) << i;
+  for (int i = 35; i < 40; ++i) EXPECT_EQ(result[i], -1) << i;
 }
 
 }  // namespace

@@ -36,6 +36,57 @@ TEST(X86DenseSchedule, BatchedLeftOperand) {
                                "nn.matmul");
 }
 
+TEST(X86DenseSchedule, BatchedActivationsWithAColumnTail) {
+  // The attention product of a transformer: both operands activations, 37 columns = two full
+  // vectors and a guarded one of 5, 11 rows = two tiles of 4 and a partial one; the batch is the
+  // parallel loop.
+  x86_test::check_x86_schedule(R"(fn (%a: Tensor[(4, 11, 24), float32],
+      %b: Tensor[(4, 24, 37), float32]) {
+    %0 = matmul(%a, %b);
+    multiply(%0, 0.5f)
+  })",
+                               "matmul");
+}
+
+// Counts the 16-lane stores of s, and those of them under a guard.
+void count_vector_stores(const tir::Stmt& s, bool guarded, int& stores, int& guarded_stores) {
+  if (const auto* store = tir::as<tir::BufferStoreNode>(s)) {
+    if (store->value.dtype().lanes == 16) {
+      ++stores;
+      guarded_stores += guarded;
+    }
+  } else if (const auto* loop = tir::as<tir::ForNode>(s)) {
+    count_vector_stores(loop->body, guarded, stores, guarded_stores);
+  } else if (const auto* seq = tir::as<tir::SeqStmtNode>(s)) {
+    for (const tir::Stmt& child : seq->seq)
+      count_vector_stores(child, guarded, stores, guarded_stores);
+  } else if (const auto* branch = tir::as<tir::IfThenElseNode>(s)) {
+    count_vector_stores(branch->then_case, true, stores, guarded_stores);
+    if (branch->else_case) count_vector_stores(branch->else_case, true, stores, guarded_stores);
+  } else if (const auto* let = tir::as<tir::LetStmtNode>(s)) {
+    count_vector_stores(let->body, guarded, stores, guarded_stores);
+  } else if (const auto* alloc = tir::as<tir::AllocateNode>(s)) {
+    count_vector_stores(alloc->body, guarded, stores, guarded_stores);
+  }
+}
+
+TEST(X86DenseSchedule, ColumnTailLeavesFullTilesWithoutGuards) {
+  // Lowered, the full row and column tiles are vector code with no guard (the guards that the
+  // two non-dividing splits leave are confined to the tails by partition_loops); the tail
+  // columns stay scalar.
+  std::vector<Tensor> inputs, expected;
+  tir::PrimFunc scheduled = x86_test::schedule_group_with(R"(fn (%a: Tensor[(4, 11, 24), float32],
+      %b: Tensor[(4, 24, 37), float32]) { matmul(%a, %b) })",
+                                                          "matmul", inputs, expected);
+  tir::transform::LowerOptions options;
+  options.packed_api = false;
+  tir::PrimFunc lowered = tir::transform::lower(scheduled, options);
+  int stores = 0, guarded_stores = 0;
+  count_vector_stores(lowered->body, false, stores, guarded_stores);
+  EXPECT_GT(stores, 0) << tir::print(lowered);
+  EXPECT_EQ(guarded_stores, 0) << tir::print(lowered);
+}
+
 TEST(X86DenseSchedule, RefusesColumnsWithoutFullVectors) {
   // 6 columns fit no vector of 4 or more lanes: the schedule declines and the group scheduler
   // falls back to the generic schedule, which check_group runs.

@@ -171,7 +171,8 @@ def @main(%x: Tensor[(1, 4, 3, 3), float32], %w: Tensor[(2, 2, 1, 1), float32], 
   EXPECT_EQ(print(alter_op_layout(mod, 16)), print(mod));
 }
 
-// nn.dense with a constant (N, K) weight becomes nn.matmul with the (K, N) transpose.
+// nn.dense with a constant (N, K) weight of a width that takes no full vector (2 columns, 16
+// lanes) becomes nn.matmul with the (K, N) transpose.
 TEST(AlterOpLayout, DenseBecomesMatmulWithTransposedWeight) {
   ir::IRModule mod = parse(R"(
 def @main(%x: Tensor[(1, 3), float32]) {
@@ -186,6 +187,80 @@ def @main(%x: Tensor[(1, 3), float32]) -> Tensor[(1, 2), float32] {
 )");
   std::vector<Tensor> inputs = testing::random_inputs(mod, 3);
   testing::expect_same_outputs(mod, after, inputs, inputs);
+}
+
+// The single call of op in the body of @main, with its constant weight.
+const ir::CallNode* the_call(const ir::IRModule& mod, const std::string& op) {
+  const ir::CallNode* found = nullptr;
+  ir::post_order_visit(mod.get_function("main")->body, [&](const ir::Expr& e) {
+    if (const auto* call = ir::as<ir::CallNode>(e); call && call->op() && call->op()->name == op)
+      found = call;
+  });
+  return found;
+}
+
+// @main(%x: (rows, K)) = op(%x, weight) with the weight's element i equal to i.
+ir::IRModule product_with_counting_weight(const std::string& op, int64_t rows,
+                                          std::vector<int64_t> weight_shape) {
+  Tensor w = Tensor::empty(weight_shape, DataType::float32());
+  for (int64_t i = 0; i < w.numel(); ++i) static_cast<float*>(w.data())[i] = float(i);
+  const int64_t k = op == "nn.dense" ? weight_shape[1] : weight_shape[0];
+  ir::Var x = ir::VarNode::make("x", ir::TensorTypeNode::make({rows, k}, DataType::float32()));
+  ir::Expr body = ir::call_op(op, {x, ir::ConstantNode::make(w)});
+  ir::IRModule mod;
+  mod.add("main", ir::FunctionNode::make({x}, body));
+  return ir::infer_type(mod);
+}
+
+// nn.matmul with a constant (K, N) weight becomes nn.contrib_dense_pack with the weight packed
+// in blocks of whole vectors of columns, packed[n / b, k, n % b] = B[k, n]: 20 columns = 5
+// vectors of 4, which no 2, 3 or 4 divides, give blocks of one vector, (5, 3, 4).
+TEST(AlterOpLayout, MatmulWeightIsPackedInColumnBlocks) {
+  ir::IRModule mod = product_with_counting_weight("nn.matmul", 3, {3, 20});
+  ir::IRModule after = alter_op_layout(mod, 4);
+  EXPECT_EQ(count_calls(after, "nn.matmul"), 0) << print(after);
+  const ir::CallNode* packed = the_call(after, "nn.contrib_dense_pack");
+  ASSERT_TRUE(packed) << print(after);
+  const auto* weight = ir::as<ir::ConstantNode>(packed->args[1]);
+  ASSERT_TRUE(weight) << print(after);
+  ASSERT_EQ(weight->data.shape_vector(), (std::vector<int64_t>{5, 3, 4}));
+  const float* values = static_cast<const float*>(weight->data.data());
+  for (int64_t b = 0; b < 5; ++b)
+    for (int64_t k = 0; k < 3; ++k)
+      for (int64_t l = 0; l < 4; ++l)
+        EXPECT_EQ(values[(b * 3 + k) * 4 + l], float(k * 20 + b * 4 + l)) << b << k << l;
+  std::vector<Tensor> inputs = testing::random_inputs(mod, 3);
+  testing::expect_same_outputs(mod, after, inputs, inputs);
+}
+
+// nn.dense reads its (N, K) weight by rows: packed[n / b, k, n % b] = W[n, k]. 8 columns = 2
+// vectors of 4: one block of 8.
+TEST(AlterOpLayout, DenseWeightIsPackedInColumnBlocks) {
+  ir::IRModule mod = parse(R"(
+def @main(%x: Tensor[(2, 2), float32]) {
+  nn.dense(%x, const([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15], shape=(8, 2), dtype=float32), units=8)
+}
+)");
+  ir::IRModule after = alter_op_layout(mod, 4);
+  EXPECT_EQ(print(after), R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(2, 2), float32]) -> Tensor[(2, 8), float32] {
+  nn.contrib_dense_pack(%x, const([0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15], shape=(1, 2, 8), dtype=float32), units=8)
+}
+)");
+  std::vector<Tensor> inputs = testing::random_inputs(mod, 3);
+  testing::expect_same_outputs(mod, after, inputs, inputs);
+}
+
+// A matmul whose weight is not a constant, or which reads it transposed, stays as it is.
+TEST(AlterOpLayout, MatmulOfActivationsIsLeftAlone) {
+  ir::IRModule mod = parse(R"(
+def @main(%x: Tensor[(2, 4), float32], %w: Tensor[(4, 8), float32]) {
+  %0 = nn.matmul(%x, %w);
+  %1 = nn.matmul(%x, const([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15], shape=(4, 4), dtype=float32), transpose_b=True);
+  (%0, %1)
+}
+)");
+  EXPECT_EQ(print(alter_op_layout(mod, 4)), print(mod));
 }
 
 TEST(AlterOpLayout, RejectsNonPositiveLanes) {

@@ -76,6 +76,27 @@ Type dense_relation(const RelationArgs& args) {
   return TensorTypeNode::make(std::move(out), dtype);
 }
 
+// data (..., K) times a weight packed for the x86 dense schedule: (N / b, K, b), where
+// weight[n / b, k, n % b] is the element (k, n) of the (K, N) matrix, so one block of b output
+// columns reads one contiguous (K, b) panel.
+Type dense_pack_relation(const RelationArgs& args) {
+  const auto& a = args.attrs_as<DenseAttrs>();
+  DataType dtype = nn::product_dtype(args, 0, 1, a.out_dtype);
+  expect_min_rank(args, 0, 1, "the last axis holds the input features");
+  expect_exact_rank(args, 1, 3, "column blocks, input features, block");
+  std::vector<Dim> weight = nn::shape_or_any(args, 1, 3);
+  Dim columns = weight[0].is_int() && weight[2].is_int()
+                    ? Dim(*weight[0].as_int() * *weight[2].as_int())
+                    : Dim::any();
+  Dim units = units_dim(args, a.units, columns);
+  const TensorTypeNode* data = known_rank(args, 0);
+  if (!data) return TensorTypeNode::make_unknown_rank(dtype);
+  std::vector<Dim> out = *data->shape;
+  check_reduction(args, out.back(), "input features", weight[1], "input features");
+  out.back() = units;
+  return TensorTypeNode::make(std::move(out), dtype);
+}
+
 Type matmul_relation(const RelationArgs& args) {
   const auto& a = args.attrs_as<MatmulAttrs>();
   DataType dtype = nn::product_dtype(args, 0, 1, a.out_dtype);
@@ -163,6 +184,15 @@ void register_nn_dense_ops(OpTable& table) {
       .inputs({"tensor_a", "tensor_b"})
       .attrs<MatmulAttrs>()
       .type_relation(matmul_relation)
+      .fusion_pattern(OpPattern::OutEWiseFusable);
+  table.add("nn.contrib_dense_pack")
+      .describe(
+          "data (..., K) times a weight packed in column blocks (N / b, K, b) (weight[n / b, k, "
+          "n % b] is element (k, n) of the (K, N) matrix), giving (..., N); the x86 form of "
+          "nn.dense")
+      .inputs({"data", "weight"})
+      .attrs<DenseAttrs>()
+      .type_relation(dense_pack_relation)
       .fusion_pattern(OpPattern::OutEWiseFusable);
   table.add("nn.batch_matmul")
       .describe(

@@ -22,11 +22,25 @@ namespace anvil::tir::transform {
 
 namespace {
 
-// A guard (an if without else) inside a candidate loop, with the inner loops around it.
+// A guard (an if without else) inside a candidate loop, with the inner loops around it. Its
+// condition is a conjunction: the terms that read the loop's variable are the ones to prove
+// (a tile that is cut both ways guards on `row < R and column < C`); the others stay behind for
+// a cut of another loop.
 struct Guard {
   const IfThenElseNode* node;
   std::vector<std::pair<Var, Range>> inner_loops;
+  std::vector<PrimExpr> on_var;
+  std::vector<PrimExpr> others;
 };
+
+void split_conjunction(const PrimExpr& e, std::vector<PrimExpr>& terms) {
+  if (const auto* both = as<AndNode>(e)) {
+    split_conjunction(both->a, terms);
+    split_conjunction(both->b, terms);
+    return;
+  }
+  terms.push_back(e);
+}
 
 // The guards in body that read var, each with the loops between the candidate and it. A guard
 // under a let or an allocation that its condition might read is still collected: proving it
@@ -42,9 +56,17 @@ std::vector<Guard> guards_on(const Stmt& body, const VarNode* var) {
       return;
     }
     if (const auto* branch = as<IfThenElseNode>(s)) {
-      if (!branch->else_case &&
-          uses_var(branch->condition, [&](const VarNode* v) { return v == var; }))
-        guards.push_back(Guard{branch, loops});
+      auto reads_var = [&](const PrimExpr& e) {
+        return uses_var(e, [&](const VarNode* v) { return v == var; });
+      };
+      if (!branch->else_case && reads_var(branch->condition)) {
+        Guard guard{branch, loops, {}, {}};
+        std::vector<PrimExpr> terms;
+        split_conjunction(branch->condition, terms);
+        for (const PrimExpr& term : terms)
+          (reads_var(term) ? guard.on_var : guard.others).push_back(term);
+        guards.push_back(std::move(guard));
+      }
       visit(branch->then_case);
       if (branch->else_case) visit(branch->else_case);
       return;
@@ -60,13 +82,19 @@ std::vector<Guard> guards_on(const Stmt& body, const VarNode* var) {
   return guards;
 }
 
-// Replaces the listed guards by their bodies.
+// Drops the proven terms of the listed guards: a guard with no other terms becomes its body.
 class GuardRemover : public Mutator {
  public:
   explicit GuardRemover(const std::vector<Guard>& guards) : guards_(guards) {}
   Stmt mutate_IfThenElse(const IfThenElseNode* node, const Stmt& self) override {
-    for (const Guard& g : guards_)
-      if (g.node == node) return mutate(node->then_case);
+    for (const Guard& g : guards_) {
+      if (g.node != node) continue;
+      Stmt body = mutate(node->then_case);
+      if (g.others.empty()) return body;
+      PrimExpr rest = g.others[0];
+      for (size_t i = 1; i < g.others.size(); ++i) rest = logical_and(rest, g.others[i]);
+      return IfThenElseNode::make(rest, body, Stmt());
+    }
     return Mutator::mutate_IfThenElse(node, self);
   }
 
@@ -120,7 +148,7 @@ class Partitioner : public Mutator {
     bool all = true;
     for (const Guard& g : guards) {
       for (const auto& [var, range] : g.inner_loops) analyzer_.bind(var, range);
-      all = all && analyzer_.can_prove(g.node->condition);
+      for (const PrimExpr& term : g.on_var) all = all && analyzer_.can_prove(term);
       for (const auto& [var, range] : g.inner_loops) analyzer_.unbind(var);
       if (!all) break;
     }

@@ -1,7 +1,9 @@
-// nn.matmul on x86 (the form AlterOpLayout gives a dense layer with constant weights: the
-// weight transposed to (K, N) at compile time, so a row of it is a run of contiguous vectors).
-// A register tile of rows x (vectors x lanes) accumulators stays in registers while a slice of
-// the reduction runs; the column tiles are the parallel tasks.
+// Matrix products on x86: nn.contrib_dense_pack (the form AlterOpLayout gives dense layers and
+// matmuls with constant weights: the weight packed at compile time in blocks of output columns,
+// so a column tile reads one contiguous panel), nn.matmul, and numpy matmul of two activations
+// (the attention products of transformers). A register tile of rows x (vectors x lanes)
+// accumulators stays in registers while a slice of the reduction runs; the column tiles (or the
+// batch) are the parallel tasks.
 #include "anvil/ir/attrs/nn.h"
 #include "topi/x86/x86_util.h"
 
@@ -22,7 +24,15 @@ void schedule_dense(tir::Schedule& sch, const ScheduleArgs& args) {
   // With a 2-D weight every leading dim of the data is a row of one matrix product ((197, 1,
   // 768) x (768, N) is 197 rows, not 197 products of one row): one row loop, tiled as a whole.
   const auto* weight = ir::as<ir::TensorTypeNode>(args.anchor.args.at(1)->checked_type);
-  if (spatial > 2 && weight && weight->shape && weight->shape->size() == 2) {
+  const bool packed = args.anchor.op() && args.anchor.op()->name == "nn.contrib_dense_pack";
+  // The packed weight's column block fixes the column tile: one tile reads one panel.
+  int64_t packed_block = 0;
+  if (packed) {
+    if (!weight || !weight->static_shape() || weight->shape->size() != 3)
+      throw_error("dense schedule: the packed weight has no static (N / b, K, b) shape");
+    packed_block = (*weight->static_shape())[2];
+  }
+  if (spatial > 2 && weight && weight->shape && (weight->shape->size() == 2 || packed)) {
     std::vector<tir::LoopRV> leading(loops.begin(), loops.begin() + (spatial - 1));
     tir::LoopRV rows_loop = sch.fuse(leading);
     loops = {rows_loop, loops[spatial - 1], loops[spatial]};
@@ -34,14 +44,31 @@ void schedule_dense(tir::Schedule& sch, const ScheduleArgs& args) {
   const int64_t depth = loop_extent(sch, k).value_or(0);
   if (rows <= 0 || cols <= 0 || depth <= 0) throw_error("dense schedule: dynamic extents");
 
+  const int64_t full_lanes = args.vector_bits / 32;
   int64_t lanes = 0;
-  for (int64_t v = args.vector_bits / 32; v >= 4 && !lanes; v /= 2)
-    if (cols % v == 0) lanes = v;
-  if (!lanes) throw_error("dense schedule: ", cols, " columns take no full vector");
+  for (int64_t v = full_lanes; v >= 4 && !lanes; v /= 2)
+    if (cols % v == 0 && (!packed || packed_block % v == 0)) lanes = v;
+  if (packed && !lanes) throw_error("dense schedule: a column block of ", packed_block);
+  // Columns that take no full vector (197 in the attention products of ViT) are cut into full
+  // vectors and a guarded last one; partition_loops gives the guard-free column tiles their
+  // own loop, which is why the column loop must then stay serial: the batch loops are the
+  // parallel tasks, so this needs a few of them.
+  int64_t batch = 1;
+  for (size_t d = 0; d + 2 < spatial; ++d) batch *= loop_extent(sch, loops[d]).value_or(0);
+  const bool column_tail = !lanes;
+  if (column_tail) {
+    if (cols < full_lanes || batch < 4)
+      throw_error("dense schedule: ", cols, " columns take no full vector");
+    lanes = full_lanes;
+  }
   // Single-row products are bound by reading the weight; more accumulators hide FMA latency.
   // Rows need not divide: the last, partial row tile is cut off by partition_loops.
   const int64_t tile_rows = std::min<int64_t>(rows, 4);
-  const int64_t vectors = largest_divisor_at_most(cols / lanes, tile_rows == 1 ? 8 : 4);
+  const int64_t vector_count = (cols + lanes - 1) / lanes;
+  const int64_t vectors = packed ? packed_block / lanes
+                          : column_tail
+                              ? std::min<int64_t>(vector_count, 4)
+                              : largest_divisor_at_most(cols / lanes, tile_rows == 1 ? 8 : 4);
   const int64_t panel = largest_divisor_at_most(depth, 256);
 
   std::vector<tir::LoopRV> jt =
@@ -57,7 +84,7 @@ void schedule_dense(tir::Schedule& sch, const ScheduleArgs& args) {
   sch.unroll(it[1]);
   // Batch loops (if any) and the column tiles are independent tasks.
   std::vector<tir::LoopRV> outer(loops.begin(), loops.begin() + (spatial - 2));
-  outer.push_back(jt[0]);
+  if (!column_tail) outer.push_back(jt[0]);
   tir::LoopRV parallel = outer.size() == 1 ? outer[0] : sch.fuse(outer);
   sch.parallel(parallel);
   place_epilogue(sch, args.epilogue_blocks, parallel, lanes);

@@ -41,6 +41,8 @@ void register_x86_schedules() {
   x86::register_conv2d_nchwc_compute();
   register_schedule("nn.contrib_conv2d_NCHWc", x86::schedule_conv2d_nchwc);
   register_schedule("nn.matmul", x86::schedule_dense);
+  register_schedule("matmul", x86::schedule_dense);
+  register_schedule("nn.contrib_dense_pack", x86::schedule_dense);
 }
 
 }  // namespace anvil::topi
