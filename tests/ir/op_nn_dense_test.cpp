@@ -33,6 +33,24 @@ TEST(NnDense, DenseReplacesTheLastAxis) {
   EXPECT_EQ(pattern_of("nn.dense"), OpPattern::OutEWiseFusable);
 }
 
+TEST(NnDense, DensePackReadsColumnsFromTheBlocks) {
+  // (N / b, K, b) = (3, 64, 16): 48 output columns.
+  auto x = tensor_var("x", {n, 7, 64});
+  auto w = tensor_var("w", {3, 64, 16});
+  EXPECT_TRUE(is_tensor(infer_call("nn.contrib_dense_pack", {x, w}), {n, 7, 48}, f32));
+  Attrs units = with<DenseAttrs>([](auto& a) { a.units = 48; });
+  EXPECT_TRUE(is_tensor(infer_call("nn.contrib_dense_pack", {x, w}, units), {n, 7, 48}, f32));
+  EXPECT_EQ(pattern_of("nn.contrib_dense_pack"), OpPattern::OutEWiseFusable);
+  EXPECT_TRUE(
+      type_error_mentions(call_op("nn.contrib_dense_pack", {x, tensor_var("k", {3, 32, 16})}),
+                          {"argument 'weight' has 32 input features but argument 'data' has 64"}));
+  EXPECT_TRUE(type_error_mentions(call_op("nn.contrib_dense_pack", {x, tensor_var("k", {48, 64})}),
+                                  {"argument 'weight' must have rank 3"}));
+  Attrs wrong_units = with<DenseAttrs>([](auto& a) { a.units = 40; });
+  EXPECT_TRUE(type_error_mentions(call_op("nn.contrib_dense_pack", {x, w}, wrong_units),
+                                  {"attribute 'units' = 40", "48"}));
+}
+
 TEST(NnDense, DenseSymbolicWeightTakesUnits) {
   auto x = tensor_var("x", {2, 64});
   auto k = tensor_var("k", {Dim::var("u"), 64});

@@ -33,6 +33,19 @@ TEST(NnDenseKernels, MatmulTransposeFlags) {
                    {23, 31, 34, 46}));
 }
 
+TEST(NnDenseKernels, DensePackUnpacksTheColumnBlocks) {
+  // B (K = 2, N = 4) = [[1, 2, 3, 4], [5, 6, 7, 8]] packed in blocks of 2 columns:
+  // packed[n / 2, k, n % 2] = B[k, n] = [[[1, 2], [5, 6]], [[3, 4], [7, 8]]].
+  Tensor packed = make({2, 2, 2}, {1, 2, 5, 6, 3, 4, 7, 8});
+  // x = [[1, 0], [1, 1], [0, 2]] (and as one (1, 3, 2) batch): x B row by row.
+  Tensor y = run("nn.contrib_dense_pack", {make({3, 2}, {1, 0, 1, 1, 0, 2}), packed});
+  EXPECT_EQ(y.shape_vector(), (ints{3, 4}));
+  EXPECT_TRUE(near(y, {1, 2, 3, 4, 6, 8, 10, 12, 10, 12, 14, 16}));
+  Tensor batched = run("nn.contrib_dense_pack", {make({1, 3, 2}, {1, 0, 1, 1, 0, 2}), packed});
+  EXPECT_EQ(batched.shape_vector(), (ints{1, 3, 4}));
+  EXPECT_TRUE(near(batched, {1, 2, 3, 4, 6, 8, 10, 12, 10, 12, 14, 16}));
+}
+
 TEST(NnDenseKernels, BatchMatmulBroadcastsABatchOfOne) {
   // x: two 1x2 rows [0, 1] and [2, 3]; y: one (N=2, K=2) matrix [[1, 1], [1, -1]] (NT form).
   Tensor y = run("nn.batch_matmul", {iota({2, 1, 2}), make({1, 2, 2}, {1, 1, 1, -1})});

@@ -36,6 +36,19 @@ TEST(X86DenseSchedule, BatchedLeftOperand) {
                                "nn.matmul");
 }
 
+TEST(X86DenseSchedule, PackedWeightWithGelu) {
+  // 96 columns in blocks of 32 (2 vectors of 16), 7 rows from (7, 1, 40) data, a gelu-like
+  // epilogue as in a transformer's MLP.
+  x86_test::check_x86_schedule(R"(fn (%x: Tensor[(7, 1, 40), float32],
+      %w: Tensor[(3, 40, 32), float32], %b: Tensor[(96), float32]) {
+    %0 = nn.contrib_dense_pack(%x, %w);
+    %1 = add(%0, %b);
+    %2 = erf(%1);
+    multiply(%1, %2)
+  })",
+                               "nn.contrib_dense_pack");
+}
+
 TEST(X86DenseSchedule, BatchedActivationsWithAColumnTail) {
   // The attention product of a transformer: both operands activations, 37 columns = two full
   // vectors and a guarded one of 5, 11 rows = two tiles of 4 and a partial one; the batch is the
