@@ -4,6 +4,8 @@
 // Float sums accumulate in the data's dtype (float32 for the 16-bit floats).
 #include "anvil/ir/attrs/reduce.h"
 
+#include <functional>
+#include <optional>
 #include <string>
 
 #include "anvil/topi/topi.h"
@@ -27,9 +29,99 @@ std::vector<PrimExpr> reduced_shape(const std::vector<PrimExpr>& data_shape,
   return shape;
 }
 
+namespace {
+
+// Lanes of the partial folds of a reduction along the innermost axis: one AVX-512 vector of
+// float32 (two of AVX2).
+constexpr int64_t kPartialLanes = 16;
+
+// A reduction over the innermost data axis alone, of static extent at least 2 * kPartialLanes:
+// folding it element by element is a chain of dependent scalar operations (the plain form
+// cannot be vectorized without reassociating it), so it is folded in two stages:
+//   partial[out, l] = fold over c of source(x[out, c * L + l])       (c < E / L, a vector of L)
+//   out             = fold over r < L + T of
+//                       r < L ? partial[out, r] : source(x[out, (E / L) * L + r - L])
+// with T = E % L the elements the vectors leave. Both branches of the select read in bounds
+// (r - L + main >= main - L >= 0, and min(r, L - 1) < L), so evaluating both is safe.
+// Returns nullopt when the body is not a plain fold (a condition, or not a Reduce at all).
+std::optional<te::Tensor> reduce_innermost_in_lanes(
+    const std::vector<PrimExpr>& data_shape, bool keepdims, const std::string& name,
+    const std::function<PrimExpr(const ReductionPoint&)>& body) {
+  const size_t rank = data_shape.size();
+  const int64_t extent = tir::as_const_int(data_shape.back()).value_or(0);
+  const int64_t main = extent / kPartialLanes * kPartialLanes, tail = extent - main;
+  if (extent < 2 * kPartialLanes) return std::nullopt;
+  std::vector<bool> reduced(rank, false);
+  reduced.back() = true;
+  const std::vector<PrimExpr> out_shape = reduced_shape(data_shape, reduced, keepdims);
+
+  // The point of body for output index `out` and innermost data position `position`.
+  auto point_at = [&](const std::vector<Var>& out, PrimExpr position, tir::IterVar axis) {
+    ReductionPoint p;
+    p.out_index.assign(out.begin(), out.begin() + out_shape.size());
+    p.data_index.assign(out.begin(), out.begin() + (rank - 1));
+    p.data_index.push_back(position);
+    p.axes = {axis};
+    p.reduced_position = position;
+    return p;
+  };
+  bool plain = true;
+  std::optional<tir::ReduceKind> combiner;
+  std::vector<PrimExpr> partial_shape = out_shape;
+  partial_shape.push_back(tir::make_int(kPartialLanes));
+  te::Tensor partial = te::compute(
+      partial_shape,
+      [&](const std::vector<Var>& i) {
+        tir::IterVar chunk = te::reduce_axis(tir::make_int(main / kPartialLanes), "c");
+        PrimExpr position = PrimExpr(chunk.var) * kPartialLanes + i.back();
+        PrimExpr folded = body(point_at(i, position, chunk));
+        const auto* reduce = tir::as<tir::ReduceNode>(folded);
+        if (!reduce || reduce->condition) {
+          plain = false;
+          return folded;
+        }
+        combiner = reduce->combiner;
+        return folded;
+      },
+      name + "_partial");
+  if (!plain || !combiner) return std::nullopt;
+  te::Tensor result = te::compute(
+      out_shape,
+      [&](const std::vector<Var>& i) {
+        tir::IterVar r = te::reduce_axis(tir::make_int(kPartialLanes + tail), "r");
+        std::vector<PrimExpr> lane_index(i.begin(), i.end());
+        std::vector<PrimExpr> clamped = lane_index;
+        lane_index.push_back(r.var);
+        clamped.push_back(tir::min(PrimExpr(r.var), tir::make_int(kPartialLanes - 1)));
+        PrimExpr source = partial.at(tail ? clamped : lane_index);
+        if (tail) {
+          PrimExpr position = PrimExpr(r.var) + (main - kPartialLanes);
+          PrimExpr folded = body(point_at(i, position, r));
+          const auto* reduce = tir::as<tir::ReduceNode>(folded);
+          if (!reduce || reduce->condition || reduce->combiner != *combiner) {
+            plain = false;
+            return folded;
+          }
+          source = tir::select(PrimExpr(r.var) < kPartialLanes, source, reduce->source);
+        }
+        return PrimExpr(tir::ReduceNode::make(*combiner, source, {r}));
+      },
+      name);
+  if (!plain) return std::nullopt;
+  return result;
+}
+
+}  // namespace
+
 te::Tensor reduce_compute(const std::vector<PrimExpr>& data_shape, const std::vector<bool>& reduced,
                           bool keepdims, const std::string& name,
                           const std::function<PrimExpr(const ReductionPoint&)>& body) {
+  bool innermost_only = !data_shape.empty() && reduced.back();
+  for (size_t d = 0; d + 1 < reduced.size(); ++d) innermost_only = innermost_only && !reduced[d];
+  if (innermost_only)
+    if (std::optional<te::Tensor> in_lanes =
+            reduce_innermost_in_lanes(data_shape, keepdims, name, body))
+      return *in_lanes;
   return te::compute(
       reduced_shape(data_shape, reduced, keepdims),
       [&](const std::vector<Var>& index) {

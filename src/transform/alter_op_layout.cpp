@@ -10,9 +10,11 @@
 // Every rewritten call remembers its blocked form; a consumer that works in the blocked layout
 // takes that form directly, any other consumer gets (one shared) layout_transform back to
 // NCHW. A back transform nobody uses simply drops out of the graph.
+#include <algorithm>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "anvil/ir/attrs/nn.h"
 #include "anvil/ir/attrs/transform.h"
@@ -129,6 +131,8 @@ class LayoutAlterer : public detail::TypedMutator {
         blocked = rewrite_pool(*node, self);
       else if (op->name == "nn.bias_add")
         blocked = rewrite_bias_add(*node);
+      else if (op->name == "concatenate")
+        blocked = rewrite_concatenate(*node, self);
       if (blocked) {
         blocked_[self.get()] = *blocked;
         return transform_layout(blocked->expr, blocked_layout(blocked->block), "NCHW");
@@ -154,13 +158,16 @@ class LayoutAlterer : public detail::TypedMutator {
     return it == blocked_.end() ? nullptr : &it->second;
   }
 
-  // e in NCHW{block}c: its blocked form re-blocked if need be, else a forward transform.
+  // e in NCHW{block}c: its blocked form re-blocked if need be, else a forward transform. A
+  // transform is built once per value and block, and shared by every consumer that needs it.
   ir::Expr as_blocked(const ir::Expr& e, int64_t block) {
-    if (const BlockedValue* b = blocked_form(e)) {
-      if (b->block == block) return b->expr;
-      return transform_layout(b->expr, blocked_layout(b->block), blocked_layout(block));
-    }
-    return transform_layout(mutate(e), "NCHW", blocked_layout(block));
+    const BlockedValue* b = blocked_form(e);
+    if (b && b->block == block) return b->expr;
+    auto [it, inserted] = transforms_.try_emplace({e.get(), block});
+    if (inserted)
+      it->second = b ? transform_layout(b->expr, blocked_layout(b->block), blocked_layout(block))
+                     : transform_layout(mutate(e), "NCHW", blocked_layout(block));
+    return it->second;
   }
 
   std::optional<BlockedValue> rewrite_conv(const ir::CallNode& call, const ir::Expr& self) {
@@ -274,6 +281,43 @@ class LayoutAlterer : public detail::TypedMutator {
                         *out};
   }
 
+  // concatenate of 4-D NCHW tensors, at least one of them blocked: the same concatenate of the
+  // blocked tensors, so that a fire module's (SqueezeNet's) two branches join without leaving
+  // the blocked layout. Along the channels the parts join on the chunk axis, which needs every
+  // part's channel count to be a multiple of the block; the block is the smallest one of the
+  // parts, halved until it divides them all (larger blocks are re-blocked, NCHW parts blocked).
+  // When that leaves no block of more than one channel where the parts had more, the parts
+  // rather go back to NCHW.
+  std::optional<BlockedValue> rewrite_concatenate(const ir::CallNode& call, const ir::Expr& self) {
+    const auto* tuple = ir::as<ir::TupleNode>(call.args[0]);
+    std::optional<std::vector<int64_t>> out = static_shape(self);
+    if (!tuple || tuple->fields.empty() || !out || out->size() != 4 || !is_float32(self))
+      return std::nullopt;
+    std::optional<int64_t> axis =
+        detail::normalize_axis(detail::attrs_or_default<ir::ConcatenateAttrs>(call).axis, 4);
+    if (!axis) return std::nullopt;
+    int64_t smallest = 0;
+    std::vector<int64_t> channels;
+    for (const ir::Expr& part : tuple->fields) {
+      std::optional<std::vector<int64_t>> shape = static_shape(part);
+      if (!shape || shape->size() != 4 || !is_float32(part)) return std::nullopt;
+      channels.push_back((*shape)[1]);
+      if (const BlockedValue* b = blocked_form(part))
+        smallest = smallest ? std::min(smallest, b->block) : b->block;
+    }
+    if (smallest == 0) return std::nullopt;  // nothing blocked: nothing to keep
+    int64_t block = smallest;
+    for (int64_t c : channels)
+      while (c % block != 0) block /= 2;
+    if (block == 1 && smallest > 1) return std::nullopt;
+    std::vector<ir::Expr> parts;
+    for (const ir::Expr& part : tuple->fields) parts.push_back(as_blocked(part, block));
+    auto attrs = ir::make_attrs<ir::ConcatenateAttrs>();
+    attrs->axis = *axis;  // N, C (the chunk axis), H and W keep their places in NCHW{b}c
+    ir::Expr joined = ir::call_op("concatenate", {ir::TupleNode::make(parts)}, ir::Attrs(attrs));
+    return BlockedValue{joined, block, *out};
+  }
+
   // The output-column block of a packed weight: whole vectors, up to four of them (the column
   // tile of the x86 schedule); 0 when N takes no full vector.
   int64_t column_block(int64_t columns) const {
@@ -318,8 +362,17 @@ class LayoutAlterer : public detail::TypedMutator {
     return ir::call_op("nn.matmul", {mutate(call.args[0]), transposed}, ir::Attrs(matmul_attrs));
   }
 
+  struct ValueAndBlockHash {
+    size_t operator()(const std::pair<const ir::ExprNode*, int64_t>& key) const {
+      return std::hash<const void*>()(key.first) * 31 + std::hash<int64_t>()(key.second);
+    }
+  };
+
   int lanes_;
   std::unordered_map<const ir::ExprNode*, BlockedValue> blocked_;
+  // The forward (or re-blocking) transforms built so far, by original value and block.
+  std::unordered_map<std::pair<const ir::ExprNode*, int64_t>, ir::Expr, ValueAndBlockHash>
+      transforms_;
 };
 
 }  // namespace

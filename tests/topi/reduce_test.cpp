@@ -41,6 +41,23 @@ TEST_P(ReduceFloat, AxisChoices) {
            attrs(op, {{"axis", std::vector<int64_t>{1}}}));
 }
 
+// Innermost rows of 32 (two vectors of partial folds), 37 (with 5 left over) and 197 are folded
+// in lanes, then across the lanes; the first row of the (2, 37) input holds its extreme in the
+// tail, the second in the vectors (and its smallest value there too).
+TEST_P(ReduceFloat, InnermostRowsFoldedInLanes) {
+  const char* op = GetParam();
+  using Axes = std::vector<int64_t>;
+  check_op(op, {random_tensor({2, 32}, DataType::float32(), 3, 0.5, 1.5)},
+           attrs(op, {{"axis", Axes{-1}}}), {1e-5, 1e-5});
+  check_op(op, {random_tensor({2, 3, 197}, DataType::float32(), 3, 0.5, 1.5)},
+           attrs(op, {{"axis", Axes{2}}, {"keepdims", true}}), {1e-5, 1e-5});
+  Tensor peaks = random_tensor({2, 37}, DataType::float32(), 4, 0.5, 1.5);
+  static_cast<float*>(peaks.data())[35] = 3;
+  static_cast<float*>(peaks.data())[37 + 3] = 3;
+  static_cast<float*>(peaks.data())[37 + 20] = 0.1f;
+  check_op(op, {peaks}, attrs(op, {{"axis", Axes{1}}}), {1e-5, 1e-5});
+}
+
 INSTANTIATE_TEST_SUITE_P(Reduce, ReduceFloat,
                          ::testing::Values("sum", "mean", "prod", "max", "min", "logsumexp",
                                            "l1_norm", "l2_norm", "sum_square", "argmax", "argmin"),
@@ -118,6 +135,22 @@ TEST(ReduceSoftmax, AlongEachAxis) {
     for (int64_t axis : {-1, 0, 1}) check_op(op, {x}, attrs(op, {{"axis", axis}}));
     check_op(op, {random_tensor({1, 17}, DataType::float64(), 13, -5, 5)});
   }
+}
+
+TEST(ReduceSoftmax, LongRowsWithATail) {
+  // 197 = 12 vectors of partial folds and 5 left over (ViT's attention rows); 64 = 4 vectors.
+  Tensor rows = random_tensor({2, 3, 197}, DataType::float32(), 15, -5, 5);
+  for (const char* op : {"nn.softmax", "nn.log_softmax", "nn.hardmax"})
+    check_op(op, {rows}, attrs(op, {{"axis", int64_t(-1)}}), {1e-5, 1e-6});
+  check_op("nn.softmax", {random_tensor({3, 64}, DataType::float32(), 16, -5, 5)});
+}
+
+TEST(ReduceFused, LayerNormOverLongRows) {
+  check_group(
+      "fn (%x: Tensor[(5, 1, 96), float32]) { %0 = mean(%x, axis=[-1], keepdims=True); "
+      "%1 = subtract(%x, %0); %2 = power(%1, 2f); %3 = mean(%2, axis=[-1], keepdims=True); "
+      "%4 = add(%3, 1e-05f); %5 = sqrt(%4); divide(%1, %5) }",
+      {}, {1e-5, 1e-5});
 }
 
 TEST(ReduceSoftmax, HardmaxTies) {

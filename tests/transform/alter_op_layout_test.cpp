@@ -157,6 +157,129 @@ def @main(%x: Tensor[(1, 2, 4, 4), float32]) -> Tensor[(1, 2, 1, 1), float32] {
   testing::expect_same_outputs(mod, after, inputs, inputs);
 }
 
+// A fire module (SqueezeNet): a squeeze conv feeds two expand convs whose outputs join along
+// the channels (axis -3), and the next conv reads the join. The join stays blocked: the parts
+// meet on the chunk axis of NCHW2c (4 channels = 2 chunks of 2), and only the input and the
+// result change layout. The last conv's OIHW (2, 4) weight w[o][i] = 4o + i + 1 becomes
+// OIHW2i2o w'[io][ii][oi] = w[oi][2 io + ii] = [1, 5, 2, 6, 3, 7, 4, 8].
+TEST(AlterOpLayout, FireModuleConcatenateStaysBlocked) {
+  ir::IRModule mod = parse(R"(
+def @main(%x: Tensor[(1, 2, 3, 3), float32]) {
+  %0 = nn.conv2d(%x, const([1, 2, 3, 4], shape=(2, 2, 1, 1), dtype=float32));
+  %1 = nn.relu(%0);
+  %2 = nn.conv2d(%1, const([1, -1, 0, 2], shape=(2, 2, 1, 1), dtype=float32));
+  %3 = nn.relu(%2);
+  %4 = nn.conv2d(%1, const([2, 0, -1, 1], shape=(2, 2, 1, 1), dtype=float32));
+  %5 = nn.relu(%4);
+  %6 = (%3, %5);
+  %7 = concatenate(%6, axis=-3);
+  nn.conv2d(%7, const([1, 2, 3, 4, 5, 6, 7, 8], shape=(2, 4, 1, 1), dtype=float32))
+}
+)");
+  ir::IRModule after = alter_op_layout(mod, 2);
+  EXPECT_EQ(print(after), R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(1, 2, 3, 3), float32]) -> Tensor[(1, 2, 3, 3), float32] {
+  %0 = layout_transform(%x, src_layout="NCHW", dst_layout="NCHW2c");
+  %1 = nn.contrib_conv2d_NCHWc(%0, const([1, 3, 2, 4], shape=(1, 1, 1, 1, 2, 2), dtype=float32), channels=2, kernel_size=[1, 1], data_layout="NCHW2c", kernel_layout="OIHW2i2o", out_layout="NCHW2c");
+  %2 = nn.relu(%1);
+  %3 = nn.contrib_conv2d_NCHWc(%2, const([1, 0, -1, 2], shape=(1, 1, 1, 1, 2, 2), dtype=float32), channels=2, kernel_size=[1, 1], data_layout="NCHW2c", kernel_layout="OIHW2i2o", out_layout="NCHW2c");
+  %4 = nn.relu(%3);
+  %5 = nn.contrib_conv2d_NCHWc(%2, const([2, -1, 0, 1], shape=(1, 1, 1, 1, 2, 2), dtype=float32), channels=2, kernel_size=[1, 1], data_layout="NCHW2c", kernel_layout="OIHW2i2o", out_layout="NCHW2c");
+  %6 = nn.relu(%5);
+  %7 = (%4, %6);
+  %8 = concatenate(%7, axis=1);
+  %9 = nn.contrib_conv2d_NCHWc(%8, const([1, 5, 2, 6, 3, 7, 4, 8], shape=(1, 2, 1, 1, 2, 2), dtype=float32), channels=2, kernel_size=[1, 1], data_layout="NCHW2c", kernel_layout="OIHW2i2o", out_layout="NCHW2c");
+  layout_transform(%9, src_layout="NCHW2c", dst_layout="NCHW")
+}
+)");
+  std::vector<Tensor> inputs = testing::random_inputs(mod, 7);
+  testing::expect_same_outputs(mod, after, inputs, inputs);
+}
+
+// Parts with different blocks join in the smallest: the 4-channel conv (NCHW4c) is re-blocked
+// to NCHW2c like the 2-channel one, and a part in NCHW is brought in. OIHW (4, 2) w[o][i] = 2o + i
+// becomes OIHW2i4o w'[ii][oi] = w[oi][ii] = [0, 2, 4, 6, 1, 3, 5, 7].
+TEST(AlterOpLayout, ConcatenateJoinsInTheSmallestBlock) {
+  ir::IRModule mod = parse(R"(
+def @main(%x: Tensor[(1, 2, 2, 2), float32], %y: Tensor[(1, 2, 2, 2), float32]) {
+  %0 = nn.conv2d(%x, const([0, 1, 2, 3, 4, 5, 6, 7], shape=(4, 2, 1, 1), dtype=float32));
+  %1 = nn.conv2d(%x, const([1, 2, 3, 4], shape=(2, 2, 1, 1), dtype=float32));
+  %2 = (%0, %1, %y);
+  concatenate(%2, axis=1)
+}
+)");
+  ir::IRModule after = alter_op_layout(mod, 4);
+  EXPECT_EQ(print(after), R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(1, 2, 2, 2), float32], %y: Tensor[(1, 2, 2, 2), float32]) -> Tensor[(1, 8, 2, 2), float32] {
+  %0 = layout_transform(%x, src_layout="NCHW", dst_layout="NCHW2c");
+  %1 = nn.contrib_conv2d_NCHWc(%0, const([0, 2, 4, 6, 1, 3, 5, 7], shape=(1, 1, 1, 1, 2, 4), dtype=float32), channels=4, kernel_size=[1, 1], data_layout="NCHW2c", kernel_layout="OIHW2i4o", out_layout="NCHW4c");
+  %2 = layout_transform(%1, src_layout="NCHW4c", dst_layout="NCHW2c");
+  %3 = nn.contrib_conv2d_NCHWc(%0, const([1, 3, 2, 4], shape=(1, 1, 1, 1, 2, 2), dtype=float32), channels=2, kernel_size=[1, 1], data_layout="NCHW2c", kernel_layout="OIHW2i2o", out_layout="NCHW2c");
+  %4 = layout_transform(%y, src_layout="NCHW", dst_layout="NCHW2c");
+  %5 = (%2, %3, %4);
+  %6 = concatenate(%5, axis=1);
+  layout_transform(%6, src_layout="NCHW2c", dst_layout="NCHW")
+}
+)");
+  std::vector<Tensor> inputs = testing::random_inputs(mod, 8);
+  testing::expect_same_outputs(mod, after, inputs, inputs);
+}
+
+// Joins along H (and N, W) need no channel condition: the parts share their channel count.
+TEST(AlterOpLayout, ConcatenateAlongRowsStaysBlocked) {
+  ir::IRModule mod = parse(R"(
+def @main(%x: Tensor[(1, 2, 2, 3), float32]) {
+  %0 = nn.conv2d(%x, const([1, 2, 3, 4], shape=(2, 2, 1, 1), dtype=float32));
+  %1 = nn.relu(%0);
+  %2 = (%0, %1);
+  concatenate(%2, axis=2)
+}
+)");
+  ir::IRModule after = alter_op_layout(mod, 2);
+  EXPECT_EQ(print(after), R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(1, 2, 2, 3), float32]) -> Tensor[(1, 2, 4, 3), float32] {
+  %0 = layout_transform(%x, src_layout="NCHW", dst_layout="NCHW2c");
+  %1 = nn.contrib_conv2d_NCHWc(%0, const([1, 3, 2, 4], shape=(1, 1, 1, 1, 2, 2), dtype=float32), channels=2, kernel_size=[1, 1], data_layout="NCHW2c", kernel_layout="OIHW2i2o", out_layout="NCHW2c");
+  %2 = nn.relu(%1);
+  %3 = (%1, %2);
+  %4 = concatenate(%3, axis=2);
+  layout_transform(%4, src_layout="NCHW2c", dst_layout="NCHW")
+}
+)");
+  std::vector<Tensor> inputs = testing::random_inputs(mod, 9);
+  testing::expect_same_outputs(mod, after, inputs, inputs);
+}
+
+// A part of 3 channels leaves no common block above 1 where the conv has 4: the join stays in
+// NCHW, with the conv's output taken back. A join of parts none of which is blocked stays too.
+TEST(AlterOpLayout, ConcatenateWithoutACommonBlockStaysInNchw) {
+  ir::IRModule mod = parse(R"(
+def @main(%x: Tensor[(1, 4, 2, 2), float32], %y: Tensor[(1, 3, 2, 2), float32]) {
+  %0 = nn.conv2d(%x, const([1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1], shape=(4, 4, 1, 1), dtype=float32));
+  %1 = (%0, %y);
+  %2 = concatenate(%1, axis=1);
+  %3 = (%x, %y);
+  %4 = concatenate(%3, axis=1);
+  (%2, %4)
+}
+)");
+  ir::IRModule after = alter_op_layout(mod, 4);
+  EXPECT_EQ(print(after), R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(1, 4, 2, 2), float32], %y: Tensor[(1, 3, 2, 2), float32]) -> (Tensor[(1, 7, 2, 2), float32], Tensor[(1, 7, 2, 2), float32]) {
+  %0 = layout_transform(%x, src_layout="NCHW", dst_layout="NCHW4c");
+  %1 = nn.contrib_conv2d_NCHWc(%0, const([1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1], shape=(1, 1, 1, 1, 4, 4), dtype=float32), channels=4, kernel_size=[1, 1], data_layout="NCHW4c", kernel_layout="OIHW4i4o", out_layout="NCHW4c");
+  %2 = layout_transform(%1, src_layout="NCHW4c", dst_layout="NCHW");
+  %3 = (%2, %y);
+  %4 = concatenate(%3, axis=1);
+  %5 = (%x, %y);
+  %6 = concatenate(%5, axis=1);
+  (%4, %6)
+}
+)");
+  std::vector<Tensor> inputs = testing::random_inputs(mod, 10);
+  testing::expect_same_outputs(mod, after, inputs, inputs);
+}
+
 // Grouped (not depthwise) convolutions, weights that are not constants and other layouts stay as
 // they are.
 TEST(AlterOpLayout, LeavesConvsItCannotBlock) {

@@ -43,6 +43,9 @@ void register_x86_schedules() {
   register_schedule("nn.matmul", x86::schedule_dense);
   register_schedule("matmul", x86::schedule_dense);
   register_schedule("nn.contrib_dense_pack", x86::schedule_dense);
+  for (const char* pool :
+       {"nn.max_pool2d", "nn.avg_pool2d", "nn.global_avg_pool2d", "nn.global_max_pool2d"})
+    register_schedule(pool, x86::schedule_pool);
 }
 
 }  // namespace anvil::topi

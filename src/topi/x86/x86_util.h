@@ -66,6 +66,9 @@ void schedule_conv2d_nchwc(tir::Schedule& sch, const ScheduleArgs& args);
 // The x86 schedule of nn.matmul without transposes (dense.cpp).
 void schedule_dense(tir::Schedule& sch, const ScheduleArgs& args);
 
+// The x86 schedule of 2-D pools in the blocked layout NCHW{b}c (pool.cpp).
+void schedule_pool(tir::Schedule& sch, const ScheduleArgs& args);
+
 // Registers the compute of nn.contrib_conv2d_NCHWc (conv2d_nchwc.cpp).
 void register_conv2d_nchwc_compute();
 
