@@ -47,6 +47,19 @@ TEST(X86Conv2dNCHWc, OutputBlockDiffersFromKernelBlock) {
            conv_attrs({0}, {1, 1}, {1, 1}, 1, "NCHW16c", "OIHW16i4o", "NCHW8c"), {1e-4, 1e-4});
 }
 
+TEST(X86Conv2dNCHWc, HalfVectorBlocksTileMoreChannels) {
+  // 40 output channels in blocks of 8 (half an AVX-512 vector): the tile takes 5 blocks x 4
+  // pixels, and 13 columns leave a guarded tail of one pixel. Applied directly, so a refusal
+  // fails instead of falling back to the generic schedule.
+  x86_test::check_x86_schedule(R"(fn (%x: Tensor[(1, 2, 13, 13, 16), float32],
+      %w: Tensor[(5, 2, 1, 1, 16, 8), float32]) {
+    %0 = nn.contrib_conv2d_NCHWc(%x, %w, channels=40, kernel_size=[1, 1], data_layout="NCHW16c",
+                                 kernel_layout="OIHW16i8o", out_layout="NCHW8c");
+    nn.relu(%0)
+  })",
+                               "nn.contrib_conv2d_NCHWc");
+}
+
 TEST(X86Conv2dNCHWc, Grouped) {
   // 8 input channels in 2 groups of 4; the data block (8) spans both groups.
   Tensor data = random_tensor({1, 1, 6, 5, 8}, DataType::float32(), 7);

@@ -195,8 +195,16 @@ void schedule_conv2d_nchwc(tir::Schedule& sch, const ScheduleArgs& args) {
   // (a broadcast) then feeds two FMAs and each weight vector up to eight; wider tiles run out
   // of the 32 vector registers and spill (measured: 28 accumulators lose ~40%). AVX2 has 16
   // registers, so there the tile keeps at most 12 accumulators.
-  const int64_t max_pixels = args.vector_bits >= 512 ? 8 : 6;
-  const int64_t oc_tile = largest_divisor_at_most(oc_chunks, 2);
+  int64_t max_pixels = args.vector_bits >= 512 ? 8 : 6;
+  int64_t oc_tile = largest_divisor_at_most(oc_chunks, 2);
+  // A block narrower than the vector (8 channels of 1000 = 8 x 125, the classifier of
+  // SqueezeNet) holds half as much per register: more blocks per tile (up to 6, fewer pixels
+  // so that the tile stays within about 24 accumulators) keep the FMA units as busy.
+  // (Depthwise convolutions, with no input-channel reduction, keep the plain tile.)
+  if (oc_bn * 2 <= args.vector_bits / 32 && args.anchor.attrs_as<ir::Conv2DAttrs>().groups == 1) {
+    oc_tile = largest_divisor_at_most(oc_chunks, 6);
+    max_pixels = std::max<int64_t>(2, std::min<int64_t>(max_pixels, 24 / oc_tile));
+  }
   const int64_t ow_block = largest_divisor_at_most(out_width, max_pixels);
   // Widths without a divisor of 4 or more (17, 73, ...) take a guarded tile rather than a
   // tile of one or two pixels.
