@@ -356,6 +356,25 @@ TEST(AlterOpLayout, MatmulWeightIsPackedInColumnBlocks) {
   testing::expect_same_outputs(mod, after, inputs, inputs);
 }
 
+// A width that takes no full vector but half ones (36 columns, 8 lanes: 9 vectors of 4) is
+// packed in blocks of up to eight half vectors: 3 of 4 lanes, (3, 3, 12).
+TEST(AlterOpLayout, WidthOfHalfVectorsIsPackedToo) {
+  ir::IRModule mod = product_with_counting_weight("nn.matmul", 1, {3, 36});
+  ir::IRModule after = alter_op_layout(mod, 8);
+  const ir::CallNode* packed = the_call(after, "nn.contrib_dense_pack");
+  ASSERT_TRUE(packed) << print(after);
+  const auto* weight = ir::as<ir::ConstantNode>(packed->args[1]);
+  ASSERT_TRUE(weight) << print(after);
+  ASSERT_EQ(weight->data.shape_vector(), (std::vector<int64_t>{3, 3, 12}));
+  const float* values = static_cast<const float*>(weight->data.data());
+  for (int64_t b = 0; b < 3; ++b)
+    for (int64_t k = 0; k < 3; ++k)
+      for (int64_t l = 0; l < 12; ++l)
+        EXPECT_EQ(values[(b * 3 + k) * 12 + l], float(k * 36 + b * 12 + l)) << b << k << l;
+  std::vector<Tensor> inputs = testing::random_inputs(mod, 3);
+  testing::expect_same_outputs(mod, after, inputs, inputs);
+}
+
 // nn.dense reads its (N, K) weight by rows: packed[n / b, k, n % b] = W[n, k]. 8 columns = 2
 // vectors of 4: one block of 8.
 TEST(AlterOpLayout, DenseWeightIsPackedInColumnBlocks) {
