@@ -3,8 +3,6 @@
 // results equal the reference interpreter's.
 #include <gtest/gtest.h>
 
-#include "anvil/ir/infer_type.h"
-#include "anvil/ir/parser.h"
 #include "anvil/lower/lower.h"
 #include "anvil/tir/functor.h"
 #include "anvil/tir/printer.h"
@@ -16,16 +14,10 @@ namespace {
 
 // The lowered kernel of the one-group function `function_text` under the default schedule.
 tir::PrimFunc lower_scheduled(const std::string& function_text) {
-  ir::IRModule mod =
-      ir::infer_type(ir::parse_module("def @main" + function_text.substr(function_text.find('('))));
-  ir::Function fn = mod.get_function("main");
-  fn = ir::FunctionNode::make(fn->params, fn->body, fn->ret_type,
-                              fn->func_attrs.with("Primitive", int64_t(1)));
-  mod.add("main", fn);
-  mod = ir::infer_type(mod);
   tir::transform::LowerOptions options;
   options.packed_api = false;
-  return tir::transform::lower(lower::lower_primitive(mod.get_function("main"), "kernel"), options);
+  return tir::transform::lower(
+      lower::lower_primitive(topi_test::primitive_function(function_text), "kernel"), options);
 }
 
 // The number of 16-lane calls of `intrinsic` in func (exp of a whole vector, say).

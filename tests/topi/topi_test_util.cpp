@@ -130,13 +130,17 @@ void check_op(const std::string& op, const std::vector<Tensor>& inputs, ir::Attr
   run_and_compare(fn, inputs, expected, op, tol);
 }
 
-void check_group(const std::string& function_text, std::vector<Tensor> inputs, Tolerance tol) {
+ir::Function primitive_function(const std::string& function_text) {
   ir::IRModule mod =
       ir::infer_type(ir::parse_module("def @main" + function_text.substr(function_text.find('('))));
-  ir::Function fn = mark_primitive(mod.get_function("main"));
+  mod.add("main", mark_primitive(mod.get_function("main")));
+  return ir::infer_type(mod).get_function("main");
+}
+
+void check_group(const std::string& function_text, std::vector<Tensor> inputs, Tolerance tol) {
+  ir::Function fn = primitive_function(function_text);
+  ir::IRModule mod;
   mod.add("main", fn);
-  mod = ir::infer_type(mod);
-  fn = mod.get_function("main");
   if (inputs.empty()) {
     for (size_t i = 0; i < fn->params.size(); ++i) {
       const auto* type = ir::as<ir::TensorTypeNode>(

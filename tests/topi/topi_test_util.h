@@ -31,6 +31,10 @@ ir::Attrs attrs(const std::string& op,
 void check_op(const std::string& op, const std::vector<Tensor>& inputs, ir::Attrs attrs = nullptr,
               Tolerance tol = {});
 
+// The function `fn (%a: Tensor[...], ...) { ... }` of graph IR text, typed and marked Primitive
+// (a fused group, as lowering receives it).
+ir::Function primitive_function(const std::string& function_text);
+
 // The same for a whole fused group given as graph IR text of a function
 // `fn (%a: Tensor[...], ...) { ... }` (parsed as @main of a module, then lowered as one
 // group); inputs are random unless given.

@@ -30,14 +30,9 @@ namespace anvil::x86_test {
 inline tir::PrimFunc schedule_group_with(const std::string& function_text,
                                          const std::string& anchor_op, std::vector<Tensor>& inputs,
                                          std::vector<Tensor>& expected, int vector_bits = 512) {
-  ir::IRModule mod =
-      ir::infer_type(ir::parse_module("def @main" + function_text.substr(function_text.find('('))));
-  ir::Function fn = mod.get_function("main");
-  fn = ir::FunctionNode::make(fn->params, fn->body, fn->ret_type,
-                              fn->func_attrs.with("Primitive", int64_t(1)));
+  ir::Function fn = topi_test::primitive_function(function_text);
+  ir::IRModule mod;
   mod.add("main", fn);
-  mod = ir::infer_type(mod);
-  fn = mod.get_function("main");
   inputs.clear();
   for (size_t i = 0; i < fn->params.size(); ++i) {
     const auto* type = ir::as<ir::TensorTypeNode>(fn->params[i]->checked_type);

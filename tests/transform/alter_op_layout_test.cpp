@@ -335,6 +335,24 @@ ir::IRModule product_with_counting_weight(const std::string& op, int64_t rows,
   return ir::infer_type(mod);
 }
 
+// Checks that `after` computes @main with one nn.contrib_dense_pack whose weight has `shape`
+// (blocks, K, b) and holds packed[blk, k, l] = k * columns + blk * b + l: the element (k, n) of
+// a (K, N) weight counting 0, 1, 2, ... row by row.
+void expect_counting_weight_packed(const ir::IRModule& after, std::vector<int64_t> shape,
+                                   int64_t columns) {
+  const ir::CallNode* packed = the_call(after, "nn.contrib_dense_pack");
+  ASSERT_TRUE(packed) << print(after);
+  const auto* weight = ir::as<ir::ConstantNode>(packed->args[1]);
+  ASSERT_TRUE(weight) << print(after);
+  ASSERT_EQ(weight->data.shape_vector(), shape);
+  const float* values = static_cast<const float*>(weight->data.data());
+  for (int64_t b = 0; b < shape[0]; ++b)
+    for (int64_t k = 0; k < shape[1]; ++k)
+      for (int64_t l = 0; l < shape[2]; ++l)
+        EXPECT_EQ(values[(b * shape[1] + k) * shape[2] + l], float(k * columns + b * shape[2] + l))
+            << b << " " << k << " " << l;
+}
+
 // nn.matmul with a constant (K, N) weight becomes nn.contrib_dense_pack with the weight packed
 // in blocks of whole vectors of columns, packed[n / b, k, n % b] = B[k, n]: 20 columns = 5
 // vectors of 4, which no 2, 3 or 4 divides, give blocks of one vector, (5, 3, 4).
@@ -342,16 +360,7 @@ TEST(AlterOpLayout, MatmulWeightIsPackedInColumnBlocks) {
   ir::IRModule mod = product_with_counting_weight("nn.matmul", 3, {3, 20});
   ir::IRModule after = alter_op_layout(mod, 4);
   EXPECT_EQ(count_calls(after, "nn.matmul"), 0) << print(after);
-  const ir::CallNode* packed = the_call(after, "nn.contrib_dense_pack");
-  ASSERT_TRUE(packed) << print(after);
-  const auto* weight = ir::as<ir::ConstantNode>(packed->args[1]);
-  ASSERT_TRUE(weight) << print(after);
-  ASSERT_EQ(weight->data.shape_vector(), (std::vector<int64_t>{5, 3, 4}));
-  const float* values = static_cast<const float*>(weight->data.data());
-  for (int64_t b = 0; b < 5; ++b)
-    for (int64_t k = 0; k < 3; ++k)
-      for (int64_t l = 0; l < 4; ++l)
-        EXPECT_EQ(values[(b * 3 + k) * 4 + l], float(k * 20 + b * 4 + l)) << b << k << l;
+  expect_counting_weight_packed(after, {5, 3, 4}, 20);
   std::vector<Tensor> inputs = testing::random_inputs(mod, 3);
   testing::expect_same_outputs(mod, after, inputs, inputs);
 }
@@ -361,16 +370,7 @@ TEST(AlterOpLayout, MatmulWeightIsPackedInColumnBlocks) {
 TEST(AlterOpLayout, WidthOfHalfVectorsIsPackedToo) {
   ir::IRModule mod = product_with_counting_weight("nn.matmul", 1, {3, 36});
   ir::IRModule after = alter_op_layout(mod, 8);
-  const ir::CallNode* packed = the_call(after, "nn.contrib_dense_pack");
-  ASSERT_TRUE(packed) << print(after);
-  const auto* weight = ir::as<ir::ConstantNode>(packed->args[1]);
-  ASSERT_TRUE(weight) << print(after);
-  ASSERT_EQ(weight->data.shape_vector(), (std::vector<int64_t>{3, 3, 12}));
-  const float* values = static_cast<const float*>(weight->data.data());
-  for (int64_t b = 0; b < 3; ++b)
-    for (int64_t k = 0; k < 3; ++k)
-      for (int64_t l = 0; l < 12; ++l)
-        EXPECT_EQ(values[(b * 3 + k) * 12 + l], float(k * 36 + b * 12 + l)) << b << k << l;
+  expect_counting_weight_packed(after, {3, 3, 12}, 36);
   std::vector<Tensor> inputs = testing::random_inputs(mod, 3);
   testing::expect_same_outputs(mod, after, inputs, inputs);
 }

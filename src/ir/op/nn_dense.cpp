@@ -61,19 +61,24 @@ std::vector<Dim> broadcast_batch(const RelationArgs& args, const std::vector<Dim
   }
 }
 
+// data (..., K) times a weight of `units` columns reducing over `weight_k`: (..., units).
+Type features_times_weight(const RelationArgs& args, DataType dtype, const Dim& weight_k,
+                           const Dim& units) {
+  const TensorTypeNode* data = known_rank(args, 0);
+  if (!data) return TensorTypeNode::make_unknown_rank(dtype);
+  std::vector<Dim> out = *data->shape;
+  check_reduction(args, out.back(), "input features", weight_k, "input features");
+  out.back() = units;
+  return TensorTypeNode::make(std::move(out), dtype);
+}
+
 Type dense_relation(const RelationArgs& args) {
   const auto& a = args.attrs_as<DenseAttrs>();
   DataType dtype = nn::product_dtype(args, 0, 1, a.out_dtype);
   expect_min_rank(args, 0, 1, "the last axis holds the input features");
   expect_exact_rank(args, 1, 2, "units, input features");
   std::vector<Dim> weight = nn::shape_or_any(args, 1, 2);
-  Dim units = units_dim(args, a.units, weight[0]);
-  const TensorTypeNode* data = known_rank(args, 0);
-  if (!data) return TensorTypeNode::make_unknown_rank(dtype);
-  std::vector<Dim> out = *data->shape;
-  check_reduction(args, out.back(), "input features", weight[1], "input features");
-  out.back() = units;
-  return TensorTypeNode::make(std::move(out), dtype);
+  return features_times_weight(args, dtype, weight[1], units_dim(args, a.units, weight[0]));
 }
 
 // data (..., K) times a weight packed for the x86 dense schedule: (N / b, K, b), where
@@ -88,13 +93,7 @@ Type dense_pack_relation(const RelationArgs& args) {
   Dim columns = weight[0].is_int() && weight[2].is_int()
                     ? Dim(*weight[0].as_int() * *weight[2].as_int())
                     : Dim::any();
-  Dim units = units_dim(args, a.units, columns);
-  const TensorTypeNode* data = known_rank(args, 0);
-  if (!data) return TensorTypeNode::make_unknown_rank(dtype);
-  std::vector<Dim> out = *data->shape;
-  check_reduction(args, out.back(), "input features", weight[1], "input features");
-  out.back() = units;
-  return TensorTypeNode::make(std::move(out), dtype);
+  return features_times_weight(args, dtype, weight[1], units_dim(args, a.units, columns));
 }
 
 Type matmul_relation(const RelationArgs& args) {
