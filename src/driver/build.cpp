@@ -2,9 +2,12 @@
 // kernels, plan the graph.
 #include "anvil/driver/build.h"
 
+#include <chrono>
+
 #include "anvil/codegen/c.h"
 #include "anvil/codegen/llvm.h"
 #include "anvil/codegen/target.h"
+#include "anvil/ir/functor.h"
 #include "anvil/ir/infer_type.h"
 #include "anvil/ir/printer.h"
 #include "anvil/support/error.h"
@@ -25,6 +28,9 @@ struct BuiltModule::Impl {
   std::vector<tir::PrimFunc> kernels;
   codegen::Target target;
   ir::IRModule optimized;  // after the graph passes, before lowering
+  // The kernels' machine code, linked again by export_library (llvm targets).
+  std::shared_ptr<const codegen::ObjectCode> object_code;
+  bool print_times = false;  // --print-pass-times: report the export's time too
 };
 
 BuiltModule::BuiltModule(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
@@ -61,8 +67,35 @@ std::string BuiltModule::get_source(const std::string& format) const {
   throw_error("unknown source format '", format, "' (expected relay, tir, ll, asm or c)");
 }
 
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// The number of call_tir calls in main: the fused groups, each now calling its kernel.
+int count_kernel_calls(const ir::Function& main) {
+  int calls = 0;
+  ir::post_order_visit(main->body, [&](const ir::Expr& e) {
+    const auto* call = ir::as<ir::CallNode>(e);
+    if (call && call->op() && call->op()->name == "call_tir") ++calls;
+  });
+  return calls;
+}
+
+}  // namespace
+
 void BuiltModule::export_library(const std::string& path, const std::string& compiler) const {
-  export_package(path, impl_->graph_json, impl_->kernels, impl_->target, impl_->params, compiler);
+  Clock::time_point start = Clock::now();
+  export_package(path, impl_->graph_json, impl_->kernels, impl_->target, impl_->params, compiler,
+                 impl_->object_code.get());
+  if (impl_->print_times) {
+    PhaseTimes times;
+    times.add("link and write package", seconds_since(start));
+    times.print("export times");
+  }
 }
 
 BuiltModule build(const ir::IRModule& mod,
@@ -80,18 +113,43 @@ BuiltModule build(const ir::IRModule& mod,
   LowerProgress lower_progress;
   if (options.progress)
     lower_progress = [&](int done, int total) { options.progress("lower", done, total); };
+  PhaseTimes times;
+  Clock::time_point start = Clock::now();
   LoweredGraph lowered = lower_graph(fused, lower_options, options.print_tir, lower_progress);
+  times.add("lower kernels", seconds_since(start),
+            std::to_string(count_kernel_calls(lowered.main)) + " calls of " +
+                std::to_string(lowered.kernels.size()) + " distinct kernels");
 
   auto impl = std::make_shared<BuiltModule::Impl>();
   impl->optimized = fused;
+  start = Clock::now();
   GraphCodegenResult graph = codegen_graph(lowered.main, lowered.kernel_info);
+  times.add("plan graph", seconds_since(start));
   impl->graph_json = std::move(graph.graph_json);
   impl->params = std::move(graph.params);
   impl->kernels = std::move(lowered.kernels);
   impl->target = target;
+  impl->print_times = options.pass_context.print_pass_times;
   if (options.progress) options.progress("codegen", 0, 1);
-  impl->lib = compile_kernels(impl->kernels, target);
+  start = Clock::now();
+  CompiledKernels compiled = compile_kernel_library(impl->kernels, target, options.compile_threads);
+  double compile_seconds = seconds_since(start) - compiled.load_seconds;
   if (options.progress) options.progress("codegen", 1, 1);
+  if (const codegen::ObjectCode* code = compiled.object_code.get()) {
+    const codegen::CodegenTimes& t = code->times;
+    times.add("compile kernels", compile_seconds, std::to_string(t.threads) + " threads");
+    const char* summed = "summed over kernels";
+    times.add("LLVM IR generation", t.build_ir_seconds, summed, /*nested=*/true);
+    times.add("LLVM optimization", t.optimize_seconds, summed, /*nested=*/true);
+    times.add("machine code emission", t.emit_seconds, summed, /*nested=*/true);
+    times.add("slowest kernel", t.slowest_kernel_seconds, t.slowest_kernel, /*nested=*/true);
+    times.add("JIT linking", compiled.load_seconds);
+  } else {
+    times.add("compile kernels (C)", compiled.load_seconds);
+  }
+  impl->lib = std::move(compiled.lib);
+  impl->object_code = std::move(compiled.object_code);
+  if (impl->print_times) times.print("build phase times");
   return BuiltModule(std::move(impl));
 }
 

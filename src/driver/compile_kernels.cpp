@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstdio>
 #include <filesystem>
 
 #include "anvil/codegen/c.h"
@@ -20,9 +22,9 @@ BuildTarget resolve_build_target(const std::string& text) {
   return resolved;
 }
 
-Module compile_kernels(const std::vector<tir::PrimFunc>& kernels, const codegen::Target& target) {
-  if (kernels.empty()) return Module::create("empty");
-  if (target.kind != "c") return codegen::jit_compile(kernels, target);
+namespace {
+
+Module load_c_library(const std::vector<tir::PrimFunc>& kernels) {
   static std::atomic<int> counter{0};
   std::filesystem::path path =
       std::filesystem::temp_directory_path() /
@@ -31,6 +33,54 @@ Module compile_kernels(const std::vector<tir::PrimFunc>& kernels, const codegen:
   Module lib = Module::load_shared(path.string());
   std::filesystem::remove(path);  // the mapping stays valid
   return lib;
+}
+
+}  // namespace
+
+CompiledKernels compile_kernel_library(const std::vector<tir::PrimFunc>& kernels,
+                                       const codegen::Target& target, int threads) {
+  CompiledKernels compiled;
+  if (kernels.empty()) {
+    compiled.lib = Module::create("empty");
+    return compiled;
+  }
+  if (target.kind == "c") {
+    auto start = std::chrono::steady_clock::now();
+    compiled.lib = load_c_library(kernels);
+    compiled.load_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return compiled;
+  }
+  codegen::CodegenOptions options;
+  options.threads = threads;
+  auto code =
+      std::make_shared<codegen::ObjectCode>(codegen::compile_objects(kernels, target, options));
+  auto start = std::chrono::steady_clock::now();
+  compiled.lib = codegen::jit_load(*code);
+  compiled.load_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  compiled.object_code = std::move(code);
+  return compiled;
+}
+
+Module compile_kernels(const std::vector<tir::PrimFunc>& kernels, const codegen::Target& target) {
+  return compile_kernel_library(kernels, target).lib;
+}
+
+void PhaseTimes::add(std::string name, double seconds, std::string note, bool nested) {
+  rows_.push_back(Row{std::move(name), seconds, std::move(note), nested});
+}
+
+void PhaseTimes::print(const std::string& title) const {
+  double total = 0;
+  for (const Row& row : rows_)
+    if (!row.nested) total += row.seconds;
+  std::fprintf(stderr, "%s (total %.2f ms):\n", title.c_str(), total * 1e3);
+  for (const Row& row : rows_) {
+    std::string name = (row.nested ? "  " : "") + row.name;
+    std::fprintf(stderr, "  %-28s %10.2f ms%s%s\n", name.c_str(), row.seconds * 1e3,
+                 row.note.empty() ? "" : "  ", row.note.c_str());
+  }
 }
 
 }  // namespace anvil::driver

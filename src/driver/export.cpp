@@ -108,23 +108,27 @@ void run_tool(const std::vector<std::string>& argv, const fs::path& log, const s
   }
 }
 
-// The kernels as a shared library (mod.so of a .tar package).
+// The kernels as a shared library (mod.so of a .tar package), with any extra objects.
 void write_kernel_library(const std::vector<tir::PrimFunc>& funcs, const codegen::Target& target,
-                          const fs::path& path, const std::string& compiler) {
-  if (target.kind == "c")
-    codegen::write_c_library(funcs, path.string(), compiler);
-  else
-    codegen::write_shared_library(funcs, target, path.string(), compiler);
+                          const codegen::ObjectCode* object_code, const fs::path& path,
+                          const std::string& compiler, const std::string& what,
+                          const std::vector<std::string>& extra_objects = {}) {
+  codegen::ObjectCode compiled;
+  if (!object_code) {
+    compiled = codegen::compile_objects(funcs, target);
+    object_code = &compiled;
+  }
+  try {
+    codegen::link_shared_library(*object_code, path.string(), compiler, extra_objects);
+  } catch (const Error& e) {
+    throw_error(what, ": ", e.what());
+  }
 }
 
-// The kernels and their library table as a position-independent object file.
-void write_kernel_object(const std::vector<tir::PrimFunc>& funcs, const codegen::Target& target,
-                         const fs::path& dir, const fs::path& object, const std::string& compiler,
-                         const std::string& what) {
-  if (target.kind != "c") {
-    codegen::write_object_file(funcs, target, object.string());
-    return;
-  }
+// The kernels and their library table as a position-independent object file (c target).
+void write_c_kernel_object(const std::vector<tir::PrimFunc>& funcs, const fs::path& dir,
+                           const fs::path& object, const std::string& compiler,
+                           const std::string& what) {
   fs::path source = dir / "kernels.c";
   write_bytes(source, codegen::emit_c(funcs), what);
   run_tool({compiler, "-c", "-fPIC", "-O2", "-std=c99", "-o", object.string(), source.string()},
@@ -199,10 +203,13 @@ void write_tar(const fs::path& path, const std::vector<std::pair<std::string, st
 
 void export_tar(const ScratchDir& scratch, const std::string& graph_json,
                 const std::vector<tir::PrimFunc>& funcs, const codegen::Target& target,
-                const std::string& params_bytes, const fs::path& staged,
-                const std::string& compiler, const std::string& what) {
+                const codegen::ObjectCode* object_code, const std::string& params_bytes,
+                const fs::path& staged, const std::string& compiler, const std::string& what) {
   fs::path library = scratch.path() / "mod.so";
-  write_kernel_library(funcs, target, library, compiler);
+  if (target.kind == "c")
+    codegen::write_c_library(funcs, library.string(), compiler);
+  else
+    write_kernel_library(funcs, target, object_code, library, compiler, what);
   write_tar(staged,
             {{"mod.so", read_bytes(library, what)},
              {"mod.json", graph_json},
@@ -212,19 +219,23 @@ void export_tar(const ScratchDir& scratch, const std::string& graph_json,
 
 void export_shared(const ScratchDir& scratch, const std::string& graph_json,
                    const std::vector<tir::PrimFunc>& funcs, const codegen::Target& target,
-                   const std::string& params_bytes, const fs::path& staged,
-                   const std::string& compiler, const std::string& what) {
+                   const codegen::ObjectCode* object_code, const std::string& params_bytes,
+                   const fs::path& staged, const std::string& compiler, const std::string& what) {
   const fs::path& dir = scratch.path();
   fs::path kernels = dir / "kernels.o", data_source = dir / "package_data.s",
            data = dir / "package_data.o", json_file = dir / "mod.json",
            params_file = dir / "mod.params";
-  write_kernel_object(funcs, target, dir, kernels, compiler, what);
   write_bytes(json_file, graph_json, what);
   write_bytes(params_file, params_bytes, what);
   write_bytes(
       data_source,
       data_assembly(fs::absolute(json_file), fs::absolute(params_file), params_bytes.size()), what);
   run_tool({compiler, "-c", "-o", data.string(), data_source.string()}, dir / "as.log", what);
+  if (target.kind != "c") {
+    write_kernel_library(funcs, target, object_code, staged, compiler, what, {data.string()});
+    return;
+  }
+  write_c_kernel_object(funcs, dir, kernels, compiler, what);
   run_tool({compiler, "-shared", "-o", staged.string(), kernels.string(), data.string(), "-lm"},
            dir / "link.log", what);
 }
@@ -234,7 +245,7 @@ void export_shared(const ScratchDir& scratch, const std::string& graph_json,
 void export_package(const std::string& path, const std::string& graph_json,
                     const std::vector<tir::PrimFunc>& lowered_funcs, const codegen::Target& target,
                     const std::vector<std::pair<std::string, Tensor>>& params,
-                    const std::string& compiler) {
+                    const std::string& compiler, const codegen::ObjectCode* object_code) {
   std::string what = "cannot write package '" + path + "'";
   fs::path target_path(path);
   std::string extension = target_path.extension().string();
@@ -252,9 +263,11 @@ void export_package(const std::string& path, const std::string& graph_json,
   ScratchDir scratch(target_path);
   fs::path staged = scratch.path() / ("staged" + extension);
   if (extension == ".tar")
-    export_tar(scratch, graph_json, lowered_funcs, target, params_bytes, staged, compiler, what);
+    export_tar(scratch, graph_json, lowered_funcs, target, object_code, params_bytes, staged,
+               compiler, what);
   else
-    export_shared(scratch, graph_json, lowered_funcs, target, params_bytes, staged, compiler, what);
+    export_shared(scratch, graph_json, lowered_funcs, target, object_code, params_bytes, staged,
+                  compiler, what);
   fs::rename(staged, target_path, ec);
   if (ec) throw_error(what, ": cannot move it into place: ", ec.message());
 }

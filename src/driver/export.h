@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "anvil/codegen/llvm.h"
 #include "anvil/codegen/target.h"
 #include "anvil/runtime/tensor.h"
 #include "anvil/tir/tir.h"
@@ -13,11 +14,13 @@
 namespace anvil::driver {
 
 // Writes the package at path, the format chosen by the extension (.tar or .so; anything else
-// is an Error). lowered_funcs are compiled for target into the kernel library. The file
-// appears whole or not at all. compiler is the C compiler driver that assembles and links.
+// is an Error). lowered_funcs are compiled for target into the kernel library, unless
+// object_code (llvm targets) already holds their machine code. The file appears whole or not
+// at all. compiler is the C compiler driver that assembles and links.
 void export_package(const std::string& path, const std::string& graph_json,
                     const std::vector<tir::PrimFunc>& lowered_funcs, const codegen::Target& target,
                     const std::vector<std::pair<std::string, Tensor>>& params,
-                    const std::string& compiler = "cc");
+                    const std::string& compiler = "cc",
+                    const codegen::ObjectCode* object_code = nullptr);
 
 }  // namespace anvil::driver

@@ -82,7 +82,7 @@ tir::PrimFunc lowered_scale_shift_kernel();
 template <typename T>
 Tensor tensor_of(const std::vector<T>& values, DataType dtype, std::vector<int64_t> shape) {
   Tensor t = Tensor::empty(std::move(shape), dtype);
-  std::memcpy(t.data(), values.data(), values.size() * sizeof(T));
+  if (!values.empty()) std::memcpy(t.data(), values.data(), values.size() * sizeof(T));
   return t;
 }
 
@@ -90,7 +90,7 @@ Tensor tensor_of(const std::vector<T>& values, DataType dtype, std::vector<int64
 template <typename T>
 std::vector<T> values_of(const Tensor& t) {
   std::vector<T> out(size_t(t.numel()));
-  std::memcpy(out.data(), t.data(), out.size() * sizeof(T));
+  if (!out.empty()) std::memcpy(out.data(), t.data(), out.size() * sizeof(T));
   return out;
 }
 

@@ -34,6 +34,9 @@ struct BuildOptions {
   // Called as the build advances: ("lower", groups done, groups in all) for each fused group,
   // then ("codegen", 0, 1) and ("codegen", 1, 1) around machine code generation.
   std::function<void(const std::string& phase, int done, int total)> progress;
+  // Threads compiling kernels to machine code; 0: ANVIL_COMPILE_THREADS, else all hardware
+  // threads. The result does not depend on it.
+  int compile_threads = 0;
 };
 
 // What build() returns (TVM's executor factory): the graph, the compiled kernels, the params

@@ -348,7 +348,7 @@ void CodeGenLLVM::add_function(const PrimFunc& func) {
   fn_ = FunctionState();
   prepare_alias_scopes(func);
   if (is_packed(func)) {
-    packed_functions_.push_back(emit_packed_function(func, symbol));
+    emit_packed_function(func, symbol);
     packed_symbols_.push_back(symbol);
   } else {
     emit_c_function(func, symbol);
@@ -401,9 +401,10 @@ llvm::Function* CodeGenLLVM::emit_c_function(const PrimFunc& func, const std::st
   return fn;
 }
 
-void CodeGenLLVM::add_library_table() {
+void CodeGenLLVM::add_library_table(const std::vector<std::string>& symbols) {
   llvm::Type* i32 = builder_.getInt32Ty();
   llvm::Type* ptr = builder_.getPtrTy();
+  auto* packed_type = llvm::FunctionType::get(i32, {ptr, ptr, i32, ptr, ptr}, false);
   auto exported_constant = [&](llvm::Constant* value, const char* name) {
     auto* global = new llvm::GlobalVariable(module_, value->getType(), true,
                                             llvm::GlobalValue::ExternalLinkage, value, name);
@@ -415,10 +416,12 @@ void CodeGenLLVM::add_library_table() {
       ->setAlignment(llvm::Align(4));
   auto* entry_type = llvm::StructType::get(context_, {ptr, ptr});
   std::vector<llvm::Constant*> entries;
-  for (size_t i = 0; i < packed_functions_.size(); ++i)
+  for (const std::string& symbol : symbols) {
+    auto* function =
+        llvm::cast<llvm::Constant>(module_.getOrInsertFunction(symbol, packed_type).getCallee());
     entries.push_back(llvm::ConstantStruct::get(
-        entry_type,
-        {llvm::cast<llvm::Constant>(string_constant(packed_symbols_[i])), packed_functions_[i]}));
+        entry_type, {llvm::cast<llvm::Constant>(string_constant(symbol)), function}));
+  }
   auto* table_type = llvm::ArrayType::get(entry_type, entries.size());
   exported_constant(llvm::ConstantArray::get(table_type, entries), ANVIL_LIBRARY_FUNCTIONS_SYMBOL)
       ->setAlignment(llvm::Align(8));

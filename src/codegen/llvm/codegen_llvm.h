@@ -39,13 +39,26 @@ std::unique_ptr<llvm::TargetMachine> create_target_machine(const ResolvedTarget&
 
 // ---------------------------------------------------------------- emit.cpp
 
-// funcs compiled into a fresh module of context, verified and optimized with LLVM's pipeline
-// for target's opt level. with_table adds the kernel-library table (c_abi.h). packed_symbols
-// receives the exported packed entry points.
+// funcs compiled into a fresh module of context and verified (not yet optimized). with_table
+// adds the kernel-library table (c_abi.h). packed_symbols receives the exported packed entry
+// points.
 std::unique_ptr<llvm::Module> build_module(const std::vector<tir::PrimFunc>& funcs,
                                            const ResolvedTarget& target, llvm::TargetMachine& tm,
                                            llvm::LLVMContext& context, bool with_table,
                                            std::vector<std::string>* packed_symbols);
+
+// A module holding only the kernel-library table for packed functions defined elsewhere.
+std::unique_ptr<llvm::Module> build_table_module(const std::vector<std::string>& packed_symbols,
+                                                 const ResolvedTarget& target,
+                                                 llvm::TargetMachine& tm,
+                                                 llvm::LLVMContext& context);
+
+// Runs LLVM's optimization pipeline for opt_level (0..3) over module.
+void optimize_module(llvm::Module& module, llvm::TargetMachine& tm, int opt_level);
+
+// module as an object file (or assembly text) by tm.
+std::string emit_machine_code(llvm::Module& module, llvm::TargetMachine& tm,
+                              llvm::CodeGenFileType kind);
 
 // ---------------------------------------------------------------- vector_math.cpp
 
@@ -73,8 +86,9 @@ class CodeGenLLVM {
   // Emits func: packed functions (attr "calling_conv" = "packed") with the AnvilPackedCFunc
   // signature, others with a C signature of their params returning int32.
   void add_function(const tir::PrimFunc& func);
-  // Adds anvil_library_abi_version / _functions / _num_functions for the packed functions.
-  void add_library_table();
+  // Adds anvil_library_abi_version / _functions / _num_functions listing the packed functions
+  // named symbols, declaring those not defined in this module.
+  void add_library_table(const std::vector<std::string>& symbols);
   // Exported names of the packed functions added so far.
   const std::vector<std::string>& packed_symbols() const { return packed_symbols_; }
 
@@ -162,7 +176,6 @@ class CodeGenLLVM {
   std::unordered_map<const tir::VarNode*, PointerInfo> pointers_;
   std::map<std::string, llvm::Constant*> strings_;
   std::vector<std::string> packed_symbols_;
-  std::vector<llvm::Function*> packed_functions_;
 };
 
 }  // namespace anvil::codegen::llvm_backend

@@ -30,7 +30,16 @@ namespace llvm_backend {
 
 namespace {
 
-void optimize(llvm::Module& module, llvm::TargetMachine& tm, int opt_level) {
+void verify(const llvm::Module& module) {
+  std::string problems;
+  llvm::raw_string_ostream problem_stream(problems);
+  if (llvm::verifyModule(module, &problem_stream))
+    ANVIL_ICHECK(false, "the LLVM back end produced invalid IR: ", problem_stream.str());
+}
+
+}  // namespace
+
+void optimize_module(llvm::Module& module, llvm::TargetMachine& tm, int opt_level) {
   llvm::LoopAnalysisManager loop_analyses;
   llvm::FunctionAnalysisManager function_analyses;
   llvm::CGSCCAnalysisManager cgscc_analyses;
@@ -55,8 +64,6 @@ void optimize(llvm::Module& module, llvm::TargetMachine& tm, int opt_level) {
   passes.run(module, module_analyses);
 }
 
-}  // namespace
-
 std::unique_ptr<llvm::Module> build_module(const std::vector<tir::PrimFunc>& funcs,
                                            const ResolvedTarget& target, llvm::TargetMachine& tm,
                                            llvm::LLVMContext& context, bool with_table,
@@ -66,14 +73,34 @@ std::unique_ptr<llvm::Module> build_module(const std::vector<tir::PrimFunc>& fun
   module->setDataLayout(tm.createDataLayout());
   CodeGenLLVM codegen(*module, target);
   for (const tir::PrimFunc& func : funcs) codegen.add_function(func);
-  if (with_table) codegen.add_library_table();
+  if (with_table) codegen.add_library_table(codegen.packed_symbols());
   if (packed_symbols) *packed_symbols = codegen.packed_symbols();
-  std::string problems;
-  llvm::raw_string_ostream problem_stream(problems);
-  if (llvm::verifyModule(*module, &problem_stream))
-    ANVIL_ICHECK(false, "the LLVM back end produced invalid IR: ", problem_stream.str());
-  optimize(*module, tm, target.opt_level);
+  verify(*module);
   return module;
+}
+
+std::unique_ptr<llvm::Module> build_table_module(const std::vector<std::string>& packed_symbols,
+                                                 const ResolvedTarget& target,
+                                                 llvm::TargetMachine& tm,
+                                                 llvm::LLVMContext& context) {
+  auto module = std::make_unique<llvm::Module>("anvil_library_table", context);
+  module->setTargetTriple(target.triple);
+  module->setDataLayout(tm.createDataLayout());
+  CodeGenLLVM codegen(*module, target);
+  codegen.add_library_table(packed_symbols);
+  verify(*module);
+  return module;
+}
+
+std::string emit_machine_code(llvm::Module& module, llvm::TargetMachine& tm,
+                              llvm::CodeGenFileType kind) {
+  llvm::SmallVector<char, 0> buffer;
+  llvm::raw_svector_ostream out(buffer);
+  llvm::legacy::PassManager passes;
+  if (tm.addPassesToEmitFile(passes, out, nullptr, kind))
+    throw_error("LLVM cannot emit this file type for '", module.getTargetTriple(), "'");
+  passes.run(module);
+  return std::string(buffer.begin(), buffer.end());
 }
 
 }  // namespace llvm_backend
@@ -99,17 +126,12 @@ BuiltModule build(const std::vector<tir::PrimFunc>& funcs, const Target& target)
   built.context = std::make_unique<llvm::LLVMContext>();
   built.module = llvm_backend::build_module(funcs, built.target, *built.tm, *built.context,
                                             /*with_table=*/true, nullptr);
+  llvm_backend::optimize_module(*built.module, *built.tm, built.target.opt_level);
   return built;
 }
 
 std::string emit_file(BuiltModule& built, llvm::CodeGenFileType kind) {
-  llvm::SmallVector<char, 0> buffer;
-  llvm::raw_svector_ostream out(buffer);
-  llvm::legacy::PassManager passes;
-  if (built.tm->addPassesToEmitFile(passes, out, nullptr, kind))
-    throw_error("LLVM cannot emit this file type for '", built.target.triple, "'");
-  passes.run(*built.module);
-  return std::string(buffer.begin(), buffer.end());
+  return llvm_backend::emit_machine_code(*built.module, *built.tm, kind);
 }
 
 // Runs argv without a shell; returns the exit status and the combined output.
@@ -187,18 +209,35 @@ void write_object_file(const std::vector<tir::PrimFunc>& funcs, const Target& ta
   if (!out) throw_error("cannot write object file '", path, "'");
 }
 
+void link_shared_library(const ObjectCode& code, const std::string& path,
+                         const std::string& compiler,
+                         const std::vector<std::string>& extra_objects) {
+  TempDir scratch;
+  std::vector<std::string> command = {compiler, "-shared", "-o", path};
+  auto write = [&](const std::string& bytes, const std::string& name) {
+    std::filesystem::path object = scratch.path() / name;
+    std::ofstream out(object, std::ios::binary);
+    out.write(bytes.data(), std::streamsize(bytes.size()));
+    if (!out.flush()) throw_error("cannot write object file '", object.string(), "'");
+    command.push_back(object.string());
+  };
+  // Numbered names: kernel symbols may be long or contain characters a file name should not.
+  for (size_t i = 0; i < code.kernel_objects.size(); ++i)
+    write(code.kernel_objects[i], "kernel" + std::to_string(i) + ".o");
+  write(code.table_object, "library_table.o");
+  command.insert(command.end(), extra_objects.begin(), extra_objects.end());
+  command.push_back("-lm");
+  auto [status, output] = run_program(command, scratch.path() / "link.log");
+  if (status == -1)
+    throw_error("cannot run compiler '", compiler, "' to link '", path, "': ", output);
+  if (status != 0)
+    throw_error("linking kernel library '", path, "' with '", compiler, "' failed (exit code ",
+                status, "): ", one_line(output));
+}
+
 void write_shared_library(const std::vector<tir::PrimFunc>& funcs, const Target& target,
                           const std::string& path, const std::string& compiler) {
-  TempDir scratch;
-  std::filesystem::path object = scratch.path() / "kernels.o";
-  write_object_file(funcs, target, object.string());
-  auto [code, output] = run_program({compiler, "-shared", "-o", path, object.string(), "-lm"},
-                                    scratch.path() / "link.log");
-  if (code == -1)
-    throw_error("cannot run compiler '", compiler, "' to link '", path, "': ", output);
-  if (code != 0)
-    throw_error("linking kernel library '", path, "' with '", compiler, "' failed (exit code ",
-                code, "): ", one_line(output));
+  link_shared_library(compile_objects(funcs, target), path, compiler);
 }
 
 }  // namespace anvil::codegen
