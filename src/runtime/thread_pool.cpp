@@ -34,6 +34,8 @@ constexpr int kMaxThreads = 1024;
 // How long an idle thread spins before sleeping. Long enough to cover the gap between
 // consecutive kernels of one inference, short enough not to burn a core when the pool idles.
 constexpr auto kSpinDuration = std::chrono::microseconds(20);
+// Chunks per thread of a compiled parallel loop (AnvilParallelLaunch with no task count).
+constexpr int kChunksPerThread = 4;
 
 // True on pool workers always, and on a launching thread while it runs its share of tasks.
 thread_local bool t_in_parallel_region = false;
@@ -401,7 +403,15 @@ extern "C" int32_t AnvilParallelLaunch(AnvilParallelLambda body, void* closure, 
   try {
     if (!body) anvil::throw_error("AnvilParallelLaunch: body is null");
     if (num_tasks < 0) anvil::throw_error("AnvilParallelLaunch: negative task count ", num_tasks);
-    if (num_tasks == 0) num_tasks = anvil::in_parallel_region() ? 1 : anvil::num_threads();
+    if (num_tasks == 0) {
+      // A few chunks per thread, claimed one at a time: when one core is slowed (a busy
+      // neighbour, an interrupt), the others take over its remaining chunks instead of waiting
+      // for a half that was fixed up front.
+      const int threads = anvil::num_threads();
+      num_tasks = anvil::in_parallel_region() ? 1
+                  : threads > 1               ? threads * anvil::kChunksPerThread
+                                              : 1;
+    }
     anvil::parallel_launch(num_tasks, [&](int task, int count) {
       // A stale message on a worker must not be mistaken for this task's.
       AnvilSetLastError(nullptr);

@@ -339,10 +339,17 @@ TEST_F(ThreadPoolTest, CAbiParallelLaunchRunsAllTasks) {
   EXPECT_EQ(closure.total.load(), 15);
   EXPECT_EQ(closure.seen_num_tasks.load(), 5);
 
+  // The default: four chunks per thread, 8 tasks on 2 threads (1 + 2 + ... + 8 = 36).
   SumClosure defaults;
   EXPECT_EQ(AnvilParallelLaunch(sum_task, &defaults, 0), 0);
-  EXPECT_EQ(defaults.seen_num_tasks.load(), 2);
-  EXPECT_EQ(defaults.total.load(), 3);
+  EXPECT_EQ(defaults.seen_num_tasks.load(), 8);
+  EXPECT_EQ(defaults.total.load(), 36);
+  // With one thread the default is a single task.
+  set_num_threads(1);
+  SumClosure single;
+  EXPECT_EQ(AnvilParallelLaunch(sum_task, &single, 0), 0);
+  EXPECT_EQ(single.seen_num_tasks.load(), 1);
+  EXPECT_EQ(single.total.load(), 1);
 }
 
 TEST_F(ThreadPoolTest, CAbiParallelLaunchReportsTheTaskError) {

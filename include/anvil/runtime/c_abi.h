@@ -100,8 +100,9 @@ ANVIL_C_EXPORT const char* AnvilGetLastError(void);
 typedef int32_t (*AnvilParallelLambda)(int32_t task_id, int32_t num_tasks, void* closure);
 
 /* Runs body(task_id, num_tasks, closure) for every task_id in [0, num_tasks) on the runtime's
- * thread pool; the calling thread runs task 0. num_tasks 0 means one task per pool thread (a
- * single task when called from inside a parallel region, where nested work runs serially).
+ * thread pool; the calling thread runs task 0. num_tasks 0 means four tasks per pool thread,
+ * claimed one at a time so that a slowed core's share moves to the others (one task with a
+ * single thread, or when called from inside a parallel region, where nested work runs serially).
  * Returns after every task has finished: 0 if all succeeded, otherwise non-zero with the first
  * failure's message available from AnvilGetLastError on the calling thread. Tasks must not
  * wait for one another: they may run in any order and some may run one after another on the
