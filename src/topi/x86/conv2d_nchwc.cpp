@@ -199,11 +199,13 @@ void schedule_conv2d_nchwc(tir::Schedule& sch, const ScheduleArgs& args) {
   int64_t oc_tile = largest_divisor_at_most(oc_chunks, 2);
   // A block narrower than the vector (8 channels of 1000 = 8 x 125, the classifier of
   // SqueezeNet) holds half as much per register: more blocks per tile (up to 6, fewer pixels
-  // so that the tile stays within about 24 accumulators) keep the FMA units as busy.
+  // so that the tile stays within 25 accumulators: 5 blocks x 5 pixels, plus 5 weight vectors and
+  // a broadcast, fills the 32 registers; 12 of AVX2's 16) keep the FMA units as busy.
   // (Depthwise convolutions, with no input-channel reduction, keep the plain tile.)
   if (oc_bn * 2 <= args.vector_bits / 32 && args.anchor.attrs_as<ir::Conv2DAttrs>().groups == 1) {
     oc_tile = largest_divisor_at_most(oc_chunks, 6);
-    max_pixels = std::max<int64_t>(2, std::min<int64_t>(max_pixels, 24 / oc_tile));
+    const int64_t accumulators = args.vector_bits >= 512 ? 25 : 12;
+    max_pixels = std::max<int64_t>(2, std::min<int64_t>(max_pixels, accumulators / oc_tile));
   }
   const int64_t ow_block = largest_divisor_at_most(out_width, max_pixels);
   // Widths without a divisor of 4 or more (17, 73, ...) take a guarded tile rather than a
