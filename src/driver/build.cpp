@@ -101,21 +101,14 @@ void BuiltModule::export_library(const std::string& path, const std::string& com
 BuiltModule build(const ir::IRModule& mod,
                   const std::vector<std::pair<std::string, Tensor>>& params,
                   const BuildOptions& options) {
-  auto [target, vector_bits] = resolve_build_target(options.target);
+  BuildStart begun = start_build(mod, params, options);
+  const codegen::Target& target = begun.target;
+  ir::IRModule fused = optimize(begun.bound, options.pass_context, begun.vector_bits / 32);
 
-  ir::IRModule typed = ir::infer_type(mod);
-  ir::IRModule bound = transform::bind_params(typed, params);
-  ir::IRModule fused = optimize(bound, options.pass_context, vector_bits / 32);
-
-  lower::LowerGroupOptions lower_options;
-  lower_options.vector_bits = vector_bits;
-  lower_options.target_kind = target.kind;
-  LowerProgress lower_progress;
-  if (options.progress)
-    lower_progress = [&](int done, int total) { options.progress("lower", done, total); };
   PhaseTimes times;
   Clock::time_point start = Clock::now();
-  LoweredGraph lowered = lower_graph(fused, lower_options, options.print_tir, lower_progress);
+  LoweredGraph lowered =
+      lower_graph(fused, begun.lower_options, options.print_tir, begun.lower_progress);
   times.add("lower kernels", seconds_since(start),
             std::to_string(count_kernel_calls(lowered.main)) + " calls of " +
                 std::to_string(lowered.kernels.size()) + " distinct kernels");

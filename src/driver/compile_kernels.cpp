@@ -9,6 +9,8 @@
 
 #include "anvil/codegen/c.h"
 #include "anvil/codegen/llvm.h"
+#include "anvil/ir/infer_type.h"
+#include "anvil/transform/passes.h"
 
 namespace anvil::driver {
 
@@ -20,6 +22,23 @@ BuildTarget resolve_build_target(const std::string& text) {
   resolved.vector_bits = resolved.target.kind == "c" ? codegen::Target::host().vector_bits()
                                                      : resolved.target.vector_bits();
   return resolved;
+}
+
+BuildStart start_build(const ir::IRModule& mod,
+                       const std::vector<std::pair<std::string, Tensor>>& params,
+                       const BuildOptions& options) {
+  BuildStart start;
+  auto [target, vector_bits] = resolve_build_target(options.target);
+  start.target = target;
+  start.vector_bits = vector_bits;
+  start.bound = transform::bind_params(ir::infer_type(mod), params);
+  start.lower_options.vector_bits = vector_bits;
+  start.lower_options.target_kind = target.kind;
+  if (options.progress)
+    start.lower_progress = [progress = options.progress](int done, int total) {
+      progress("lower", done, total);
+    };
+  return start;
 }
 
 namespace {
@@ -61,10 +80,6 @@ CompiledKernels compile_kernel_library(const std::vector<tir::PrimFunc>& kernels
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   compiled.object_code = std::move(code);
   return compiled;
-}
-
-Module compile_kernels(const std::vector<tir::PrimFunc>& kernels, const codegen::Target& target) {
-  return compile_kernel_library(kernels, target).lib;
 }
 
 void PhaseTimes::add(std::string name, double seconds, std::string note, bool nested) {

@@ -1,4 +1,5 @@
-// The target and code generation steps build() and build_vm() share.
+// The steps build() and build_vm() share: resolving the target, typing the module with its
+// params bound, the lowering options, and compiling the lowered kernels.
 #pragma once
 
 #include <memory>
@@ -8,8 +9,11 @@
 
 #include "anvil/codegen/llvm.h"
 #include "anvil/codegen/target.h"
+#include "anvil/driver/build.h"
+#include "anvil/lower/lower.h"
 #include "anvil/runtime/module.h"
 #include "anvil/tir/tir.h"
+#include "driver/lower_graph.h"
 
 namespace anvil::driver {
 
@@ -20,6 +24,19 @@ struct BuildTarget {
   int vector_bits = 0;  // the float SIMD width lowering vectorizes for
 };
 BuildTarget resolve_build_target(const std::string& text);
+
+// Where both builds start from: the target, `mod` typed with `params` bound (not yet
+// optimized), and the options of lowering, whose progress goes to options.progress as "lower".
+struct BuildStart {
+  codegen::Target target;
+  int vector_bits = 0;
+  ir::IRModule bound;
+  lower::LowerGroupOptions lower_options;
+  LowerProgress lower_progress;  // empty without options.progress
+};
+BuildStart start_build(const ir::IRModule& mod,
+                       const std::vector<std::pair<std::string, Tensor>>& params,
+                       const BuildOptions& options);
 
 // Kernels compiled once for both uses: loaded in memory, and for llvm targets kept as object
 // code so that exporting links the same machine code instead of compiling it again.
@@ -34,9 +51,6 @@ struct CompiledKernels {
 // back end and the system compiler through a temporary shared library.
 CompiledKernels compile_kernel_library(const std::vector<tir::PrimFunc>& kernels,
                                        const codegen::Target& target, int threads = 0);
-
-// compile_kernel_library's loaded module alone.
-Module compile_kernels(const std::vector<tir::PrimFunc>& kernels, const codegen::Target& target);
 
 // Wall-clock times of the build steps after the graph passes, printed like the pass times.
 class PhaseTimes {

@@ -62,22 +62,14 @@ std::string VmModule::print_bytecode() const { return vm::print_bytecode(*execut
 VmModule build_vm(const ir::IRModule& mod,
                   const std::vector<std::pair<std::string, Tensor>>& params,
                   const BuildOptions& options) {
-  auto [target, vector_bits] = resolve_build_target(options.target);
-
-  ir::IRModule typed = ir::infer_type(mod);
-  ir::IRModule bound = transform::bind_params(typed, params);
-  ir::IRModule optimized = optimize_before_fusion(bound, options.pass_context, vector_bits / 32);
+  BuildStart begun = start_build(mod, params, options);
+  ir::IRModule optimized =
+      optimize_before_fusion(begun.bound, options.pass_context, begun.vector_bits / 32);
   VmProgram program = compile_vm_program(optimized, options.pass_context);
 
-  lower::LowerGroupOptions lower_options;
-  lower_options.vector_bits = vector_bits;
-  lower_options.target_kind = target.kind;
-  LowerProgress lower_progress;
-  if (options.progress)
-    lower_progress = [&](int done, int total) { options.progress("lower", done, total); };
   std::vector<tir::PrimFunc> kernels;
-  std::vector<std::string> names =
-      lower_kernel_calls(program, lower_options, options.print_tir, lower_progress, kernels);
+  std::vector<std::string> names = lower_kernel_calls(
+      program, begun.lower_options, options.print_tir, begun.lower_progress, kernels);
 
   auto exec = std::make_shared<vm::Executable>();
   std::map<std::string, int32_t> kernel_index;
@@ -90,7 +82,7 @@ VmModule build_vm(const ir::IRModule& mod,
   exec->constants = std::move(program.constants);
   exec->runtime_funcs = std::move(program.runtime_funcs);
   if (options.progress) options.progress("codegen", 0, 1);
-  exec->lib = compile_kernels(kernels, target);
+  exec->lib = compile_kernel_library(kernels, begun.target, options.compile_threads).lib;
   if (options.progress) options.progress("codegen", 1, 1);
   return VmModule(std::move(exec));
 }
