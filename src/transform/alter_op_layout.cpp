@@ -271,8 +271,8 @@ class LayoutAlterer : public detail::TypedMutator {
     if (!in || !out || out->size() != 4) return std::nullopt;
     const ir::AttrsNode* attrs =
         call.attrs ? call.attrs.get() : call.op()->def->default_attrs.get();
-    const std::string layout = detail::string_attr(call, "layout");
-    const std::string out_layout = detail::string_attr(call, "out_layout");
+    const std::string layout = ir::call_string_attr(call, "layout");
+    const std::string out_layout = ir::call_string_attr(call, "out_layout");
     if (layout != "NCHW" || !(out_layout.empty() || out_layout == "NCHW")) return std::nullopt;
     Ref<ir::AttrsNode> blocked = attrs->clone();
     blocked->set_field("layout", blocked_layout(in->block));

@@ -171,8 +171,8 @@ class LayoutConverter : public detail::TypedMutator {
     if (!in) return std::nullopt;
     const ir::AttrsNode* attrs =
         call.attrs ? call.attrs.get() : call.op()->def->default_attrs.get();
-    const std::string layout = detail::string_attr(call, "layout");
-    const std::string out_layout = detail::string_attr(call, "out_layout");
+    const std::string layout = ir::call_string_attr(call, "layout");
+    const std::string out_layout = ir::call_string_attr(call, "out_layout");
     if (layout != in->layout || !(out_layout.empty() || out_layout == layout)) return std::nullopt;
     std::optional<std::vector<int64_t>> out = static_shape(self);
     Ref<ir::AttrsNode> converted = attrs->clone();

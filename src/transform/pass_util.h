@@ -174,24 +174,14 @@ class BindingInliner : public ir::ExprMutator {
   std::unordered_map<const ir::ExprNode*, ir::Expr> bound_;
 };
 
-// The value of a string attr field of a call (its own attrs, else the op's defaults); "" when the
-// attrs have no such string field.
-inline std::string string_attr(const ir::CallNode& call, std::string_view name) {
-  const ir::AttrsNode* attrs = call.attrs ? call.attrs.get() : call.op()->def->default_attrs.get();
-  for (const ir::AttrField& field : attrs->fields())
-    if (const auto* text = std::get_if<std::string>(&field.value);
-        text && std::string_view(field.name) == name)
-      return *text;
-  return {};
-}
-
 // layout_transform(x, src -> dst): x itself when the layouts are equal, x's source when x is
 // itself the inverse transform (so transforms cancel where they meet).
 inline ir::Expr transform_layout(const ir::Expr& x, const std::string& src,
                                  const std::string& dst) {
   if (src == dst) return x;
   if (const ir::CallNode* inner = op_call(x, "layout_transform"))
-    if (string_attr(*inner, "src_layout") == dst && string_attr(*inner, "dst_layout") == src)
+    if (ir::call_string_attr(*inner, "src_layout") == dst &&
+        ir::call_string_attr(*inner, "dst_layout") == src)
       return inner->args[0];
   return ir::call_op(
       "layout_transform", {x},

@@ -125,6 +125,10 @@ class OpTable {
 Attrs make_op_attrs(std::string_view op_name,
                     const std::vector<std::pair<std::string, AttrValue>>& fields);
 
+// The string field `name` of an op call's attrs (the op's defaults when the call has none), or
+// "" when there is no such string field ("layout" of a pool, "src_layout" of a transform).
+std::string call_string_attr(const CallNode& call, std::string_view name);
+
 // Fresh attrs of T for an op call, to be filled in before the call is made.
 template <typename T>
 Ref<T> make_attrs() {

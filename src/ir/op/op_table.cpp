@@ -73,6 +73,17 @@ std::vector<const OpDef*> OpTable::list() const {
   return result;
 }
 
+std::string call_string_attr(const CallNode& call, std::string_view name) {
+  const AttrsNode* attrs = call.attrs ? call.attrs.get() : nullptr;
+  if (!attrs && call.op() && call.op()->def) attrs = call.op()->def->default_attrs.get();
+  if (!attrs) return {};
+  for (const AttrField& field : attrs->fields())
+    if (const auto* text = std::get_if<std::string>(&field.value);
+        text && std::string_view(field.name) == name)
+      return *text;
+  return {};
+}
+
 Attrs make_op_attrs(std::string_view op_name,
                     const std::vector<std::pair<std::string, AttrValue>>& fields) {
   const OpDef* def = OpTable::global().find(op_name);

@@ -25,7 +25,6 @@
 // waited 0.3 ms for the second thread), so pools of little work stay on the calling thread.
 // Other layouts fall back to the generic schedule.
 #include <string>
-#include <variant>
 #include <vector>
 
 #include "anvil/ir/op.h"
@@ -37,16 +36,6 @@ namespace {
 // Below this many taps (output elements times window size) a pool runs on one thread: about
 // 70 us of single-thread work at the measured 3.7 G taps/s.
 constexpr int64_t kMinParallelTaps = int64_t(1) << 18;
-
-// The string field `name` of the call's attrs (the op's defaults when the call has none).
-std::string string_field(const ir::CallNode& call, const std::string& name) {
-  const ir::AttrsNode* attrs = call.attrs ? call.attrs.get() : call.op()->def->default_attrs.get();
-  if (!attrs) return {};
-  for (const ir::AttrField& field : attrs->fields())
-    if (const auto* text = std::get_if<std::string>(&field.value); text && field.name == name)
-      return *text;
-  return {};
-}
 
 // The product of the constant extents of loops.
 int64_t product_of_extents(const tir::Schedule& sch, const std::vector<tir::LoopRV>& loops) {
@@ -97,8 +86,8 @@ void schedule_global(tir::Schedule& sch, const ScheduleArgs& args,
 
 void schedule_pool(tir::Schedule& sch, const ScheduleArgs& args) {
   const std::string& op = args.anchor.op()->name;
-  const std::string layout = string_field(args.anchor, "layout");
-  const std::string out_layout = string_field(args.anchor, "out_layout");
+  const std::string layout = ir::call_string_attr(args.anchor, "layout");
+  const std::string out_layout = ir::call_string_attr(args.anchor, "out_layout");
   std::vector<tir::LoopRV> loops = sch.get_loops(sch.get_block(args.anchor_block));
   if (loops.size() != 7)
     throw_error("pool schedule: expected 7 loops (blocked NCHW{b}c), found ", loops.size());
