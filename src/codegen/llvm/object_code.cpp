@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "anvil/codegen/llvm.h"
+#include "anvil/runtime/thread_pool.h"
 #include "anvil/support/error.h"
 #include "codegen/llvm/codegen_llvm.h"
 
@@ -26,13 +27,8 @@ double seconds_since(Clock::time_point start) {
 // The thread count asked for: options, then ANVIL_COMPILE_THREADS, then the hardware.
 int requested_threads(const CodegenOptions& options) {
   if (options.threads > 0) return options.threads;
-  if (const char* text = std::getenv("ANVIL_COMPILE_THREADS"); text && *text) {
-    char* end = nullptr;
-    long value = std::strtol(text, &end, 10);
-    if (*end != '\0' || value < 1 || value > 1024)
-      throw_error("ANVIL_COMPILE_THREADS='", text, "' is not a thread count (1..1024)");
-    return int(value);
-  }
+  if (const char* text = std::getenv("ANVIL_COMPILE_THREADS"); text && *text)
+    return anvil::detail::parse_thread_count(text, "ANVIL_COMPILE_THREADS");
   return std::max(1, int(std::thread::hardware_concurrency()));
 }
 
