@@ -188,7 +188,9 @@ TEST_F(CliCompileRun, ProfileListsKernelsWithFusedOpsAndSumsToTheRun) {
   std::string package = path("resnet.tar");
   CommandResult compiled = run_anvil({"compile", "--workload", "resnet18", "-o", package, "-q"});
   ASSERT_EQ(compiled.exit_code, 0) << compiled.err;
-  CommandResult r = run_anvil({"run", package, "--profile", "--repeat", "10"});
+  // 30 turns, so that one stall of a shared machine during a kernel's timing weighs little on
+  // the means that the sum compares.
+  CommandResult r = run_anvil({"run", package, "--profile", "--repeat", "30"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("fused ops"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("GFLOP/s"), std::string::npos) << r.out;
