@@ -3,7 +3,7 @@
 // compute_at, vectorize, unroll, parallel), compiled through LLVM, and timed
 // against the machine's measured FP32 peak on the same threads.
 //
-//   build/matmul_bench [--threads 2] [--size 1024] [--repeat 20]
+//   build/matmul_bench [--threads 2] [--size 1024] [--repeat 20] [--row-block 256]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "anvil/analysis/peak.h"
 #include "anvil/codegen/llvm.h"
 #include "anvil/runtime/tensor.h"
 #include "anvil/runtime/thread_pool.h"
@@ -23,7 +24,6 @@
 #include "anvil/tir/printer.h"
 #include "anvil/tir/schedule.h"
 #include "anvil/tir/transform.h"
-#include "peak_flops.h"
 
 namespace {
 
@@ -38,7 +38,7 @@ struct Options {
   int64_t tile_rows = 4, tile_cols = 64, panel_depth = 128;
   // Rows of A per outer block (0: none). With a block, the loops run block by block, so the
   // block's rows of A stay in L2 while every column panel passes over them.
-  int64_t row_block = 0;
+  int64_t row_block = 256;
   // Steps of the reduction unrolled inside the register tile (1: none).
   int64_t unroll_k = 1;
   bool print_ir = false;   // print the scheduled and the lowered function
@@ -205,13 +205,15 @@ int main(int argc, char** argv) {
     }
     double seconds = median(times);
     double gflops = 2.0 * double(n) * n * n / seconds * 1e-9;
-    double peak = bench::measure_peak_gflops(o.threads);
+    analysis::PeakMeasurement peak =
+        analysis::measure_peak_flops(codegen::Target::host().vector_bits(), o.threads);
     std::printf("matmul %lldx%lldx%lld float32, %d threads\n", (long long)n, (long long)n,
                 (long long)n, o.threads);
     std::printf("  compile (schedule + lower + LLVM): %.2f s\n", compile_s);
     std::printf("  median of %d runs: %.3f ms = %.1f GFLOP/s\n", o.repeat, seconds * 1e3, gflops);
-    std::printf("  measured FP32 peak on %d threads: %.1f GFLOP/s\n", o.threads, peak);
-    std::printf("  fraction of peak: %.1f%%\n", 100.0 * gflops / peak);
+    std::printf("  measured FP32 peak on %d threads (%s): %.1f GFLOP/s\n", o.threads,
+                peak.isa.c_str(), peak.gflops);
+    std::printf("  fraction of peak: %.1f%%\n", 100.0 * gflops / peak.gflops);
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "matmul_bench: %s\n", e.what());

@@ -3,22 +3,15 @@
 // model's FLOPs take at this machine's measured FP32 peak.
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <atomic>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#define ANVIL_ANALYZE_X86 1
-#endif
-
 #include "anvil/analysis/cost.h"
+#include "anvil/analysis/peak.h"
 #include "anvil/codegen/target.h"
 #include "anvil/support/error.h"
 #include "anvil/testing/workloads.h"
@@ -37,150 +30,6 @@ struct AnalyzeOptions {
   std::string target;
   int threads = 0;  // 0: every core
 };
-
-// ---------------------------------------------------------------- peak FP32 rate
-
-// Each loop iteration does kChains independent FMAs (named variables, so that they live in
-// registers), enough to cover the FMA latency on every pipe: the loop runs at the FMA
-// throughput. acc = acc * a + b with |a| < 1 converges and never overflows or reaches denormals.
-constexpr int kChains = 12;
-constexpr float kScale = 0.999f;
-constexpr float kShift = 0.001f;
-
-// The loop of one instruction set, its twelve chains spelled out: declares them, steps each
-// `iterations` times, and leaves their sum in `sum`.
-#define ANVIL_CHAIN_LOOP(Vec, set1, step, add)                                              \
-  const Vec a = set1(kScale), b = set1(kShift);                                             \
-  Vec c0 = set1(0.f), c1 = set1(1.f), c2 = set1(2.f), c3 = set1(3.f), c4 = set1(4.f),       \
-      c5 = set1(5.f), c6 = set1(6.f), c7 = set1(7.f), c8 = set1(8.f), c9 = set1(9.f),       \
-      c10 = set1(10.f), c11 = set1(11.f);                                                   \
-  for (int64_t i = 0; i < iterations; ++i) {                                                \
-    c0 = step(c0, a, b), c1 = step(c1, a, b), c2 = step(c2, a, b), c3 = step(c3, a, b);     \
-    c4 = step(c4, a, b), c5 = step(c5, a, b), c6 = step(c6, a, b), c7 = step(c7, a, b);     \
-    c8 = step(c8, a, b), c9 = step(c9, a, b), c10 = step(c10, a, b), c11 = step(c11, a, b); \
-  }                                                                                         \
-  Vec sum = add(add(add(add(c0, c1), add(c2, c3)), add(add(c4, c5), add(c6, c7))),          \
-                add(add(c8, c9), add(c10, c11)))
-
-template <typename Vec, size_t kLanes>
-float sum_lanes(const Vec& v) {
-  alignas(64) float lanes[kLanes];
-  std::memcpy(lanes, &v, sizeof(lanes));
-  float total = 0;
-  for (float x : lanes) total += x;
-  return total;
-}
-
-#ifdef ANVIL_ANALYZE_X86
-__attribute__((target("avx512f"))) float fma_loop_avx512(int64_t iterations) {
-  ANVIL_CHAIN_LOOP(__m512, _mm512_set1_ps, _mm512_fmadd_ps, _mm512_add_ps);
-  return sum_lanes<__m512, 16>(sum);
-}
-
-__attribute__((target("avx2,fma"))) float fma_loop_avx2(int64_t iterations) {
-  ANVIL_CHAIN_LOOP(__m256, _mm256_set1_ps, _mm256_fmadd_ps, _mm256_add_ps);
-  return sum_lanes<__m256, 8>(sum);
-}
-
-// Without FMA a multiply and an add are two instructions for the same two FLOPs.
-inline __m128 mul_add_sse2(__m128 x, __m128 a, __m128 b) { return _mm_add_ps(_mm_mul_ps(x, a), b); }
-
-float mul_add_loop_sse2(int64_t iterations) {
-  ANVIL_CHAIN_LOOP(__m128, _mm_set1_ps, mul_add_sse2, _mm_add_ps);
-  return sum_lanes<__m128, 4>(sum);
-}
-#endif
-
-inline float scalar_set1(float x) { return x; }
-inline float scalar_mul_add(float x, float a, float b) { return x * a + b; }
-inline float scalar_add(float x, float y) { return x + y; }
-
-float scalar_loop(int64_t iterations) {
-  ANVIL_CHAIN_LOOP(float, scalar_set1, scalar_mul_add, scalar_add);
-  return sum;
-}
-
-#undef ANVIL_CHAIN_LOOP
-
-struct PeakMeasurement {
-  double gflops = 0;  // over all threads
-  int vector_bits = 0;
-  std::string isa;
-  int threads = 1;
-};
-
-using LoopFn = float (*)(int64_t);
-
-// The widest loop this CPU runs that is no wider than max_vector_bits.
-LoopFn choose_loop(int max_vector_bits, PeakMeasurement& m) {
-#ifdef ANVIL_ANALYZE_X86
-  __builtin_cpu_init();
-  if (max_vector_bits >= 512 && __builtin_cpu_supports("avx512f")) {
-    m.vector_bits = 512;
-    m.isa = "AVX-512";
-    return fma_loop_avx512;
-  }
-  if (max_vector_bits >= 256 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-    m.vector_bits = 256;
-    m.isa = "AVX2+FMA";
-    return fma_loop_avx2;
-  }
-  if (max_vector_bits >= 128) {
-    m.vector_bits = 128;
-    m.isa = "SSE2";
-    return mul_add_loop_sse2;
-  }
-#endif
-  (void)max_vector_bits;
-  m.vector_bits = 32;
-  m.isa = "scalar";
-  return scalar_loop;
-}
-
-// Seconds for every thread to run `iterations` of the loop, started together.
-double timed_run(LoopFn loop, int64_t iterations, int threads) {
-  std::atomic<int> ready{0};
-  std::atomic<bool> go{false};
-  std::vector<float> sinks(size_t(threads), 0.0f);
-  std::vector<std::thread> workers;
-  for (int t = 0; t < threads; ++t) {
-    workers.emplace_back([&, t] {
-      ready.fetch_add(1);
-      while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
-      sinks[size_t(t)] = loop(iterations);
-    });
-  }
-  while (ready.load() < threads) std::this_thread::yield();
-  auto start = std::chrono::steady_clock::now();
-  go.store(true, std::memory_order_release);
-  for (std::thread& w : workers) w.join();
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  // The sums keep the loops from being optimized away; they are finite by construction.
-  float total = 0;
-  for (float s : sinks) total += s;
-  if (total != total) seconds = -1;
-  return seconds;
-}
-
-PeakMeasurement measure_peak_flops(int max_vector_bits, int threads) {
-  PeakMeasurement m;
-  m.threads = threads;
-  LoopFn loop = choose_loop(max_vector_bits, m);
-  const int lanes = std::max(m.vector_bits / 32, 1);
-  // Grow the run until it takes about 50 ms, then keep the best of three runs of that length.
-  int64_t iterations = 1 << 16;
-  double seconds = timed_run(loop, iterations, threads);
-  while (seconds < 0.05 && iterations < (int64_t(1) << 34)) {
-    iterations *= 2;
-    seconds = timed_run(loop, iterations, threads);
-  }
-  double best = seconds;
-  for (int repeat = 0; repeat < 3; ++repeat)
-    best = std::min(best, timed_run(loop, iterations, threads));
-  const double flops = 2.0 * double(kChains) * lanes * double(iterations) * threads;
-  m.gflops = best > 0 ? flops / best / 1e9 : 0;
-  return m;
-}
 
 // The vector width of a target string, as its code generator would use it; an unknown target
 // is a usage error naming it.
@@ -240,7 +89,7 @@ std::string json_string(const std::string& text) {
 }
 
 struct Floor {
-  PeakMeasurement peak;
+  analysis::PeakMeasurement peak;
   double floor_ms = 0;
 };
 
@@ -326,7 +175,7 @@ void run_analyze(const AnalyzeOptions& options) {
   if (!options.target.empty()) {
     int threads = options.threads > 0 ? options.threads
                                       : std::max(1, int(std::thread::hardware_concurrency()));
-    floor.peak = measure_peak_flops(vector_bits, threads);
+    floor.peak = analysis::measure_peak_flops(vector_bits, threads);
     if (floor.peak.gflops > 0) floor.floor_ms = double(cost.total.flops) / floor.peak.gflops / 1e6;
   }
   const Floor* floor_or_null = options.target.empty() ? nullptr : &floor;

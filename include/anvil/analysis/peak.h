@@ -1,0 +1,21 @@
+// The machine's measured FP32 peak: the rate of a loop of independent FMA chains on the widest
+// vectors the CPU runs (no wider than asked), on a given number of threads started together.
+// `anvil analyze --target` divides a model's FLOPs by it, and the benchmarks report their rates
+// as a fraction of it, so both use this one measurement.
+#pragma once
+
+#include <string>
+
+namespace anvil::analysis {
+
+struct PeakMeasurement {
+  double gflops = 0;    // over all threads
+  int vector_bits = 0;  // 512, 256, 128, or 32 (scalar)
+  std::string isa;      // "AVX-512", "AVX2+FMA", "SSE2" or "scalar"
+  int threads = 1;
+};
+
+// Grows the run until it takes about 50 ms, then keeps the best of four runs of that length.
+PeakMeasurement measure_peak_flops(int max_vector_bits, int threads);
+
+}  // namespace anvil::analysis
