@@ -29,11 +29,18 @@ using detail::op_call;
 using detail::static_shape;
 using detail::transform_layout;
 
-// The blocked form of a 4-D NCHW tensor: a 5-D NCHW{block}c expression.
+// The blocked form of a 4-D NCHW tensor: a 5-D NCHW{block}c expression. A convolution whose
+// output channels take no full vector block (SqueezeNet's 1000 classes = 125 x 8) computes
+// zero-weight channels up to the next multiple of the vector: its blocked value then holds more
+// channels than the tensor it stands for, and the extra ones are sliced off on the way back to
+// NCHW.
 struct BlockedValue {
   ir::Expr expr;
   int64_t block = 0;
-  std::vector<int64_t> shape;  // the NCHW shape it stands for
+  std::vector<int64_t> shape;   // the NCHW shape it stands for
+  int64_t stored_channels = 0;  // channels of expr: shape[1], or more when padded
+
+  bool padded() const { return stored_channels > shape[1]; }
 };
 
 std::string blocked_layout(int64_t block) { return "NCHW" + std::to_string(block) + "c"; }
@@ -50,11 +57,12 @@ bool is_float32(const ir::Expr& e) {
   return dtype && *dtype == DataType::float32();
 }
 
-// OIHW -> OIHW{ib}i{ob}o: w'[oo, io, h, w, ii, oi] = w[oo * ob + oi, io * ib + ii, h, w].
-Tensor pack_conv_weight(const Tensor& weight, int64_t ib, int64_t ob) {
+// OIHW -> OIHW{ib}i{ob}o: w'[oo, io, h, w, ii, oi] = w[oo * ob + oi, io * ib + ii, h, w], with
+// zero weights for the output channels from O up to stored_out (a multiple of ob, >= O).
+Tensor pack_conv_weight(const Tensor& weight, int64_t ib, int64_t ob, int64_t stored_out) {
   std::vector<int64_t> s = weight.shape_vector();
   const int64_t out = s[0], in = s[1], taps = s[2] * s[3];
-  Tensor packed = Tensor::empty({out / ob, in / ib, s[2], s[3], ib, ob}, weight.dtype());
+  Tensor packed = Tensor::zeros({stored_out / ob, in / ib, s[2], s[3], ib, ob}, weight.dtype());
   const float* src = static_cast<const float*>(weight.data());
   float* dst = static_cast<float*>(packed.data());
   for (int64_t o = 0; o < out; ++o)
@@ -92,25 +100,34 @@ Tensor transpose_matrix(const Tensor& weight) {
   return t;
 }
 
+// The C values of a per-channel constant, zeros after them up to stored_channels, as a tensor
+// of the given blocked shape. Element c of the channel axis goes to (c / block, ..., c % block):
+// with unit axes in between, that is the same row-major order, so the values keep their order.
+Tensor padded_channel_values(const Tensor& c, int64_t stored_channels,
+                             const std::vector<int64_t>& blocked_shape) {
+  std::vector<double> values = detail::tensor_values(c);
+  values.resize(size_t(stored_channels), 0.0);
+  return detail::make_tensor(values, blocked_shape, c.dtype());
+}
+
 // A per-channel constant of shape (C, 1, 1) or (1, C, 1, 1) laid out for a blocked tensor of
-// C channels: (C/b, 1, 1, b) or (1, C/b, 1, 1, b). Constants that broadcast over every axis
-// (all dims 1, rank <= 4) stay as they are. nullopt for anything else.
+// C channels stored as S >= C (zero-padded): (S/b, 1, 1, b) or (1, S/b, 1, 1, b). Constants
+// that broadcast over every axis (all dims 1, rank <= 4) stay as they are. nullopt for anything
+// else.
 std::optional<ir::Expr> relayout_channel_constant(const Tensor& c, int64_t channels,
-                                                  int64_t block) {
+                                                  int64_t stored_channels, int64_t block) {
   std::vector<int64_t> s = c.shape_vector();
   bool all_ones = true;
   for (int64_t d : s) all_ones &= d == 1;
   if (all_ones && s.size() <= 4) return ir::ConstantNode::make(c);
   std::vector<int64_t> blocked;
   if (s == std::vector<int64_t>{channels, 1, 1})
-    blocked = {channels / block, 1, 1, block};
+    blocked = {stored_channels / block, 1, 1, block};
   else if (s == std::vector<int64_t>{1, channels, 1, 1})
-    blocked = {1, channels / block, 1, 1, block};
+    blocked = {1, stored_channels / block, 1, 1, block};
   else
     return std::nullopt;
-  // Element c of the channel axis goes to (c / block, ..., c % block): with the unit axes in
-  // between, that is the same row-major order, so the values are kept as they are.
-  return ir::ConstantNode::make(detail::make_tensor(detail::tensor_values(c), blocked, c.dtype()));
+  return ir::ConstantNode::make(padded_channel_values(c, stored_channels, blocked));
 }
 
 class LayoutAlterer : public detail::TypedMutator {
@@ -135,7 +152,7 @@ class LayoutAlterer : public detail::TypedMutator {
         blocked = rewrite_concatenate(*node, self);
       if (blocked) {
         blocked_[self.get()] = *blocked;
-        return transform_layout(blocked->expr, blocked_layout(blocked->block), "NCHW");
+        return as_nchw(*blocked);
       }
       if (op->name == "nn.dense" || op->name == "nn.matmul")
         if (std::optional<ir::Expr> product = rewrite_dense(*node)) return *product;
@@ -158,16 +175,41 @@ class LayoutAlterer : public detail::TypedMutator {
     return it == blocked_.end() ? nullptr : &it->second;
   }
 
-  // e in NCHW{block}c: its blocked form re-blocked if need be, else a forward transform. A
-  // transform is built once per value and block, and shared by every consumer that needs it.
+  // A blocked value back in NCHW, its padding channels sliced off.
+  static ir::Expr as_nchw(const BlockedValue& b) {
+    ir::Expr nchw = transform_layout(b.expr, blocked_layout(b.block), "NCHW");
+    if (!b.padded()) return nchw;
+    return ir::call_op(
+        "strided_slice", {nchw},
+        ir::make_op_attrs("strided_slice", {{"begin", std::vector<int64_t>{0}},
+                                            {"end", std::vector<int64_t>{b.shape[1]}},
+                                            {"strides", std::vector<int64_t>{1}},
+                                            {"axes", std::vector<int64_t>{1}}}));
+  }
+
+  // e in NCHW{block}c with exactly its own channels: its blocked form re-blocked if need be,
+  // else a forward transform (a padded form goes through NCHW, where its padding is sliced
+  // off). A transform is built once per value and block, and shared by every consumer.
   ir::Expr as_blocked(const ir::Expr& e, int64_t block) {
     const BlockedValue* b = blocked_form(e);
-    if (b && b->block == block) return b->expr;
+    if (b && b->block == block && !b->padded()) return b->expr;
     auto [it, inserted] = transforms_.try_emplace({e.get(), block});
-    if (inserted)
-      it->second = b ? transform_layout(b->expr, blocked_layout(b->block), blocked_layout(block))
-                     : transform_layout(mutate(e), "NCHW", blocked_layout(block));
+    if (inserted) {
+      if (b && !b->padded())
+        it->second = transform_layout(b->expr, blocked_layout(b->block), blocked_layout(block));
+      else
+        it->second = transform_layout(b ? as_nchw(*b) : mutate(e), "NCHW", blocked_layout(block));
+    }
     return it->second;
+  }
+
+  // The output channels a convolution computes for `channels` in blocks of `block`: rounded
+  // up to a whole vector when the block is less than one and the extra channels cost at most a
+  // sixteenth more work (each FMA then fills a whole vector instead of half or a quarter).
+  int64_t stored_output_channels(int64_t channels, int64_t block) const {
+    if (block >= lanes_) return channels;
+    const int64_t rounded = (channels + lanes_ - 1) / lanes_ * lanes_;
+    return (rounded - channels) * 16 <= channels ? rounded : channels;
   }
 
   std::optional<BlockedValue> rewrite_conv(const ir::CallNode& call, const ir::Expr& self) {
@@ -190,31 +232,34 @@ class LayoutAlterer : public detail::TypedMutator {
     const bool depthwise = a.groups > 1 && a.groups == (*in_shape)[1] && ws[0] == a.groups;
     if (a.groups != 1 && !depthwise) return std::nullopt;
     const int64_t ib = channel_block((*in_shape)[1], lanes_);
-    const int64_t ob = depthwise ? ib : channel_block((*out_shape)[1], lanes_);
+    int64_t ob = depthwise ? ib : channel_block((*out_shape)[1], lanes_);
     const int64_t kernel_ib = depthwise ? 1 : ib;
+    const int64_t stored =
+        depthwise ? (*out_shape)[1] : stored_output_channels((*out_shape)[1], ob);
+    if (stored != (*out_shape)[1]) ob = lanes_;
 
     auto attrs = ir::make_attrs<ir::Conv2DAttrs>();
     attrs->strides = a.strides;
     attrs->padding = a.padding;
     attrs->dilation = a.dilation;
     attrs->groups = a.groups;
-    attrs->channels = ws[0];
+    attrs->channels = stored;
     attrs->kernel_size = {ws[2], ws[3]};
     attrs->data_layout = blocked_layout(ib);
     attrs->kernel_layout = "OIHW" + std::to_string(kernel_ib) + "i" + std::to_string(ob) + "o";
     attrs->out_layout = blocked_layout(ob);
     attrs->out_dtype = a.out_dtype;
-    ir::Expr packed = ir::ConstantNode::make(pack_conv_weight(*w, kernel_ib, ob));
+    ir::Expr packed = ir::ConstantNode::make(pack_conv_weight(*w, kernel_ib, ob, stored));
     ir::Expr conv =
         ir::call_op("nn.contrib_conv2d_NCHWc", {as_blocked(data, ib), packed}, ir::Attrs(attrs));
-    return BlockedValue{conv, ob, *out_shape};
+    return BlockedValue{conv, ob, *out_shape, stored};
   }
 
   std::optional<BlockedValue> rewrite_unary(const ir::CallNode& call, const ir::Expr& self) {
     const BlockedValue* in = blocked_form(call.args[0]);
     if (!in || static_shape(self) != in->shape) return std::nullopt;
     return BlockedValue{ir::CallNode::make(call.callee, {in->expr}, call.attrs), in->block,
-                        in->shape};
+                        in->shape, in->stored_channels};
   }
 
   std::optional<BlockedValue> rewrite_binary(const ir::CallNode& call, const ir::Expr& self) {
@@ -233,17 +278,24 @@ class LayoutAlterer : public detail::TypedMutator {
     const ir::Expr& other = main_is_lhs ? rhs : lhs;
     ir::Expr other_blocked;
     if (const Tensor* c = constant_data(mutate(other))) {
-      std::optional<ir::Expr> relaid = relayout_channel_constant(*c, main.shape[1], main.block);
+      std::optional<ir::Expr> relaid =
+          relayout_channel_constant(*c, main.shape[1], main.stored_channels, main.block);
       if (!relaid) return std::nullopt;
       other_blocked = *relaid;
     } else if (static_shape(other) == main.shape) {
-      other_blocked = as_blocked(other, main.block);
+      // A padded side pairs only with the same padding.
+      const BlockedValue* o = main_is_lhs ? rb : lb;
+      if (main.padded() &&
+          !(o && o->block == main.block && o->stored_channels == main.stored_channels))
+        return std::nullopt;
+      other_blocked = main.padded() ? o->expr : as_blocked(other, main.block);
     } else {
       return std::nullopt;
     }
     std::vector<ir::Expr> args = main_is_lhs ? std::vector<ir::Expr>{main.expr, other_blocked}
                                              : std::vector<ir::Expr>{other_blocked, main.expr};
-    return BlockedValue{ir::CallNode::make(call.callee, args, call.attrs), main.block, main.shape};
+    return BlockedValue{ir::CallNode::make(call.callee, args, call.attrs), main.block, main.shape,
+                        main.stored_channels};
   }
 
   // bias_add along the channels (as the ONNX importer writes a convolution's bias) becomes an
@@ -254,15 +306,17 @@ class LayoutAlterer : public detail::TypedMutator {
     if (!in || (axis != 1 && axis != -3)) return std::nullopt;
     const int64_t channels = in->shape[1];
     if (static_shape(call.args[1]) != std::vector<int64_t>{channels}) return std::nullopt;
-    std::vector<int64_t> blocked_shape = {channels / in->block, 1, 1, in->block};
+    std::vector<int64_t> blocked_shape = {in->stored_channels / in->block, 1, 1, in->block};
     ir::Expr bias = mutate(call.args[1]);
     if (const Tensor* c = constant_data(bias))
-      bias = ir::ConstantNode::make(
-          detail::make_tensor(detail::tensor_values(*c), blocked_shape, c->dtype()));
-    else
+      bias = ir::ConstantNode::make(padded_channel_values(*c, in->stored_channels, blocked_shape));
+    else if (!in->padded())
       bias = ir::call_op("reshape", {bias},
                          ir::make_op_attrs("reshape", {{"newshape", blocked_shape}}));
-    return BlockedValue{ir::call_op("add", {in->expr, bias}), in->block, in->shape};
+    else
+      return std::nullopt;
+    return BlockedValue{ir::call_op("add", {in->expr, bias}), in->block, in->shape,
+                        in->stored_channels};
   }
 
   std::optional<BlockedValue> rewrite_pool(const ir::CallNode& call, const ir::Expr& self) {
@@ -278,7 +332,7 @@ class LayoutAlterer : public detail::TypedMutator {
     blocked->set_field("layout", blocked_layout(in->block));
     blocked->set_field("out_layout", std::string());
     return BlockedValue{ir::CallNode::make(call.callee, {in->expr}, ir::Attrs(blocked)), in->block,
-                        *out};
+                        *out, in->stored_channels};
   }
 
   // concatenate of 4-D NCHW tensors, at least one of them blocked: the same concatenate of the
@@ -315,7 +369,7 @@ class LayoutAlterer : public detail::TypedMutator {
     auto attrs = ir::make_attrs<ir::ConcatenateAttrs>();
     attrs->axis = *axis;  // N, C (the chunk axis), H and W keep their places in NCHW{b}c
     ir::Expr joined = ir::call_op("concatenate", {ir::TupleNode::make(parts)}, ir::Attrs(attrs));
-    return BlockedValue{joined, block, *out};
+    return BlockedValue{joined, block, *out, (*out)[1]};
   }
 
   // The output-column block of a packed weight (the column tile of the x86 schedule): up to

@@ -1,6 +1,7 @@
 // AlterOpLayout: golden texts on small graphs (weights re-packed by hand in the comments) and
 // ResNet-18 with bound parameters, which must compute the same after the pass.
 #include <functional>
+#include <string>
 
 #include "anvil/ir/functor.h"
 #include "anvil/testing/workloads.h"
@@ -415,6 +416,47 @@ def @main(%x: Tensor[(1, 3), float32]) { nn.relu(%x) }
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "alter_op_layout: vector_lanes must be positive, got 0");
   }
+}
+
+// 34 output channels take blocks of 2 on 4 lanes; rounded up to 36 (2 more channels, at most a
+// sixteenth more work) they take whole vectors: the conv computes 36 channels from zero-padded
+// weights, bias, relu and pooling follow in NCHW4c with the bias padded too, and the channels
+// are sliced back to 34 only where the value leaves the blocked layout. A sum with another
+// padded conv stays blocked; a sum with an NCHW input of 34 channels and a conv reading the
+// padded value go through the sliced NCHW form.
+TEST(AlterOpLayout, OutputChannelsArePaddedToWholeVectors) {
+  ir::IRModule with_weights = parse(R"(
+def @main(%x: Tensor[(1, 4, 3, 3), float32], %y: Tensor[(1, 34, 1, 1), float32],
+          %w0: Tensor[(34, 4, 1, 1), float32], %b: Tensor[(34), float32],
+          %w1: Tensor[(34, 4, 1, 1), float32], %w2: Tensor[(8, 34, 1, 1), float32]) {
+  %0 = nn.conv2d(%x, %w0);
+  %1 = nn.bias_add(%0, %b);
+  %2 = nn.relu(%1);
+  %3 = nn.conv2d(%x, %w1);
+  %4 = add(%2, %3);
+  %5 = nn.global_avg_pool2d(%4);
+  %6 = add(%5, %y);
+  %7 = nn.conv2d(%2, %w2);
+  (%6, %7)
+}
+)");
+  ir::IRModule mod = bind_params(with_weights, {{"w0", testing::random_tensor({34, 4, 1, 1}, 1)},
+                                                {"b", testing::random_tensor({34}, 2)},
+                                                {"w1", testing::random_tensor({34, 4, 1, 1}, 3)},
+                                                {"w2", testing::random_tensor({8, 34, 1, 1}, 4)}});
+  ir::IRModule after = alter_op_layout(mod, 4);
+  const std::string text = print(after);
+  EXPECT_EQ(count_calls(after, "nn.contrib_conv2d_NCHWc"), 3) << text;
+  EXPECT_NE(text.find("channels=36, kernel_size=[1, 1], data_layout=\"NCHW4c\", "
+                      "kernel_layout=\"OIHW4i4o\", out_layout=\"NCHW4c\""),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("%2 = add(%1, meta"), std::string::npos) << text;  // the padded bias
+  EXPECT_NE(text.find("nn.global_avg_pool2d(%5, layout=\"NCHW4c\")"), std::string::npos) << text;
+  // One slice for the pooled sum's way out, one for the conv reading %2 (in NCHW2c: 34 = 17 x 2).
+  EXPECT_EQ(count_calls(after, "strided_slice"), 2) << text;
+  std::vector<Tensor> inputs = testing::random_inputs(mod, 11);
+  testing::expect_same_outputs(mod, after, inputs, inputs, 1e-5);
 }
 
 // ResNet-18 with its parameters bound and folded: every conv is blocked, the layout changes
