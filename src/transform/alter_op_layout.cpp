@@ -74,7 +74,6 @@ Tensor pack_conv_weight(const Tensor& weight, int64_t ib, int64_t ob, int64_t st
   return packed;
 }
 
-// (N, K) -> (K, N).
 // The (K, N) matrix `weight` (or, with `rows_are_columns`, the (N, K) weight of nn.dense) in
 // blocks of b output columns: packed[n / b, k, n % b] = element (k, n).
 Tensor pack_columns(const Tensor& weight, bool rows_are_columns, int64_t block) {
@@ -88,16 +87,6 @@ Tensor pack_columns(const Tensor& weight, bool rows_are_columns, int64_t block) 
       dst[(n / block) * k_size * block + k * block + n % block] =
           rows_are_columns ? src[n * k_size + k] : src[k * n_size + n];
   return packed;
-}
-
-Tensor transpose_matrix(const Tensor& weight) {
-  std::vector<int64_t> s = weight.shape_vector();
-  Tensor t = Tensor::empty({s[1], s[0]}, weight.dtype());
-  const float* src = static_cast<const float*>(weight.data());
-  float* dst = static_cast<float*>(t.data());
-  for (int64_t r = 0; r < s[0]; ++r)
-    for (int64_t c = 0; c < s[1]; ++c) dst[c * s[0] + r] = src[r * s[1] + c];
-  return t;
 }
 
 // The C values of a per-channel constant, zeros after them up to stored_channels, as a tensor
@@ -419,7 +408,10 @@ class LayoutAlterer : public detail::TypedMutator {
     auto matmul_attrs = ir::make_attrs<ir::MatmulAttrs>();
     matmul_attrs->units = attrs->units;
     matmul_attrs->out_dtype = attrs->out_dtype;
-    ir::Expr transposed = ir::ConstantNode::make(transpose_matrix(*w));
+    // One block of all N columns is the (K, N) transpose.
+    const int64_t depth = w->shape()[1];
+    ir::Expr transposed =
+        ir::ConstantNode::make(pack_columns(*w, true, columns).view({depth, columns}));
     return ir::call_op("nn.matmul", {mutate(call.args[0]), transposed}, ir::Attrs(matmul_attrs));
   }
 
