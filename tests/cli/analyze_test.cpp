@@ -4,20 +4,17 @@
 
 #include <nlohmann/json.hpp>
 
-#include "frontend/onnx_fixtures.h"
-#include "support/test_util.h"
+#include "cli/cli_fixture.h"
 
 namespace anvil::testing {
 namespace {
 
-class CliAnalyze : public ::testing::Test {
+class CliAnalyze : public CliFixture {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new ScratchDir();
-    write_onnx_fixtures(dir_->path());
     // conv_gemm: x (1, 3, 8, 8) -> Conv(W (4, 3, 3, 3), B (4), pads 1) -> Relu -> Flatten ->
     // Gemm(W2 (10, 256) transposed, B2 (10)).
-    run_python(R"(
+    make_scratch_dir(R"(
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper, TensorProto
@@ -34,22 +31,16 @@ graph = helper.make_graph(nodes, 'conv_gemm',
 model = helper.make_model(graph, opset_imports=[helper.make_opsetid('', 13)])
 onnx.checker.check_model(model)
 onnx.save(model, os.path.join(out_dir, 'conv_gemm.onnx'))
-)",
-               dir_->path());
+)");
   }
-  static void TearDownTestSuite() { delete dir_; }
-  static std::string path(const std::string& name) { return (*dir_ / name).string(); }
 
-  // Runs anvil and checks it failed with the exit code and one error line containing every word.
+  // Runs anvil and checks it failed with the exit code, one error line containing every word
+  // and nothing on stdout.
   static void expect_error(const std::vector<std::string>& args, int exit_code,
                            const std::vector<std::string>& words) {
     CommandResult r = run_anvil(args);
-    EXPECT_EQ(r.exit_code, exit_code) << r.err;
-    EXPECT_EQ(r.err.rfind("anvil: error: ", 0), 0u) << r.err;
-    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+    expect_one_line_error(r, exit_code, words);
     EXPECT_TRUE(r.out.empty()) << r.out;
-    for (const std::string& w : words)
-      EXPECT_NE(r.err.find(w), std::string::npos) << w << " in " << r.err;
   }
 
   static nlohmann::json analyze_json(const std::vector<std::string>& args) {
@@ -59,11 +50,7 @@ onnx.save(model, os.path.join(out_dir, 'conv_gemm.onnx'))
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return nlohmann::json::parse(r.out);
   }
-
-  static ScratchDir* dir_;
 };
-
-ScratchDir* CliAnalyze::dir_ = nullptr;
 
 TEST_F(CliAnalyze, ConvAndGemmCountedByHand) {
   nlohmann::json j = analyze_json({path("conv_gemm.onnx")});

@@ -7,18 +7,15 @@
 #include <regex>
 
 #include "anvil/runtime/npy.h"
-#include "frontend/onnx_fixtures.h"
-#include "support/test_util.h"
+#include "cli/cli_fixture.h"
 
 namespace anvil::testing {
 namespace {
 
-class CliCompileRun : public ::testing::Test {
+class CliCompileRun : public CliFixture {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new ScratchDir();
-    write_onnx_fixtures(dir_->path());
-    run_python(R"(
+    make_scratch_dir(R"(
 import numpy as np
 from onnx import helper, TensorProto
 import onnx
@@ -49,16 +46,9 @@ model = helper.make_model(graph, opset_imports=[helper.make_opsetid('', 13)])
 onnx.save(model, os.path.join(out_dir, 'convnet.onnx'))
 np.savez(os.path.join(out_dir, 'conv_in.npz'),
          x=rng.standard_normal((1, 3, 10, 12)).astype(np.float32))
-)",
-               dir_->path());
+)");
   }
-  static void TearDownTestSuite() { delete dir_; }
-  static std::string path(const std::string& name) { return (*dir_ / name).string(); }
-
-  static ScratchDir* dir_;
 };
-
-ScratchDir* CliCompileRun::dir_ = nullptr;
 
 void expect_close(const NamedTensors& got, const NamedTensors& want, double tol) {
   ASSERT_EQ(got.size(), want.size());

@@ -6,8 +6,7 @@
 #include <set>
 #include <sstream>
 
-#include "frontend/onnx_fixtures.h"
-#include "support/test_util.h"
+#include "cli/cli_fixture.h"
 
 namespace anvil::testing {
 namespace {
@@ -70,33 +69,21 @@ struct BadCase {
   std::vector<std::string> words;  // each must appear in the one error line
 };
 
-class CliBadInput : public ::testing::Test {
+class CliBadInput : public CliFixture {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new ScratchDir();
-    write_onnx_fixtures(dir_->path());
+    make_scratch_dir();
     write_file(*dir_ / "records.jsonl",
                "{\"kernel\": \"k\", \"target\": \"llvm\", \"config\": {\"tile\": 8}, "
                "\"latency_ms\": 1.5}\n{\"kernel\": \"k\", \"config\": 3}\n");
   }
-  static void TearDownTestSuite() { delete dir_; }
-  static std::string path(const std::string& name) { return (*dir_ / name).string(); }
 
   static void expect(const BadCase& c) {
-    CommandResult r = run_anvil(c.args);
     std::string what;
     for (const std::string& a : c.args) what += a + " ";
-    EXPECT_EQ(r.exit_code, c.exit_code) << what << "\n" << r.err;
-    EXPECT_EQ(r.err.rfind("anvil: error: ", 0), 0u) << what << "\n" << r.err;
-    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << what << "\n" << r.err;
-    for (const std::string& w : c.words)
-      EXPECT_NE(r.err.find(w), std::string::npos) << what << ": '" << w << "' in " << r.err;
+    expect_one_line_error(run_anvil(c.args), c.exit_code, c.words, what);
   }
-
-  static ScratchDir* dir_;
 };
-
-ScratchDir* CliBadInput::dir_ = nullptr;
 
 TEST_F(CliBadInput, UnknownFlagsAreUsageErrors) {
   for (const char* command : {"compile", "run", "analyze", "print-ir", "inspect", "demo"})

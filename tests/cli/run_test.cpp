@@ -3,18 +3,15 @@
 #include <gtest/gtest.h>
 
 #include "anvil/runtime/npy.h"
-#include "frontend/onnx_fixtures.h"
-#include "support/test_util.h"
+#include "cli/cli_fixture.h"
 
 namespace anvil::testing {
 namespace {
 
-class CliRun : public ::testing::Test {
+class CliRun : public CliFixture {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new ScratchDir();
-    write_onnx_fixtures(dir_->path());
-    run_python(R"(
+    make_scratch_dir(R"(
 import numpy as np
 a = np.arange(6, dtype=np.float32).reshape(2, 3) - 2.5
 b = np.ones((2, 3), dtype=np.float32)
@@ -24,27 +21,15 @@ np.savez(os.path.join(out_dir, 'extra.npz'), a=a, b=b, c=b)
 np.savez(os.path.join(out_dir, 'dtype.npz'), a=a.astype(np.float64), b=b)
 np.savez(os.path.join(out_dir, 'rank.npz'), a=a.reshape(6), b=b)
 np.savez(os.path.join(out_dir, 'dim.npz'), a=np.zeros((2, 4), np.float32), b=b)
-)",
-               dir_->path());
+)");
   }
-  static void TearDownTestSuite() { delete dir_; }
-  static std::string path(const std::string& name) { return (*dir_ / name).string(); }
 
   // Runs anvil and checks it failed with exit 1 and one error line containing every word.
   static void expect_error(const std::vector<std::string>& args,
                            const std::vector<std::string>& words) {
-    CommandResult r = run_anvil(args);
-    EXPECT_EQ(r.exit_code, 1) << r.err;
-    EXPECT_EQ(r.err.rfind("anvil: error: ", 0), 0u) << r.err;
-    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
-    for (const std::string& w : words)
-      EXPECT_NE(r.err.find(w), std::string::npos) << w << " in " << r.err;
+    expect_one_line_error(run_anvil(args), 1, words);
   }
-
-  static ScratchDir* dir_;
 };
-
-ScratchDir* CliRun::dir_ = nullptr;
 
 TEST_F(CliRun, WritesOutputsInModelOrder) {
   std::string out = path("out.npz");
