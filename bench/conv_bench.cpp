@@ -21,6 +21,7 @@
 #include "anvil/runtime/thread_pool.h"
 #include "anvil/tir/printer.h"
 #include "anvil/tir/transform.h"
+#include "bench_util.h"
 
 namespace {
 
@@ -44,17 +45,8 @@ int64_t block_of(int64_t channels) {
   return 1;
 }
 
-ir::Type tensor_type(const std::vector<int64_t>& shape) {
-  return ir::TensorTypeNode::make(ir::to_dims(shape), DataType::float32());
-}
-
-Tensor random_tensor(const std::vector<int64_t>& shape, std::mt19937& rng) {
-  Tensor t = Tensor::zeros(shape, DataType::float32());
-  std::uniform_real_distribution<float> dist(-1, 1);
-  float* p = static_cast<float*>(t.data());
-  for (int64_t i = 0; i < t.numel(); ++i) p[i] = dist(rng);
-  return t;
-}
+using bench::random_tensor;
+using bench::tensor_type;
 
 double run_layer(const Layer& l, int repeat, bool epilogue, bool print_ir, std::mt19937& rng) {
   const int64_t ib = block_of(l.channels), ob = block_of(l.out_channels);

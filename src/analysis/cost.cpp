@@ -216,6 +216,12 @@ void op_work(const ir::CallNode& call, const ir::OpNode& op, OpCost& cost) {
   if (name == "nn.conv2d" || name == "nn.contrib_conv2d_NCHWc")
     macs = conv_macs<ir::Conv2DAttrs>(call, 1);
   if (name == "nn.conv3d") macs = conv_macs<ir::Conv3DAttrs>(call, 1);
+  // Counted as the direct 3x3 convolution it replaces, so that GFLOP/s stay comparable: each
+  // output element sums in_channels x 9 products (the weight is (6, 6, O/ob, in_channels, ob)).
+  if (name == "nn.contrib_conv2d_winograd_NCHWc") {
+    std::vector<int64_t> weight = tensor_dims(operand_type(call, 1));
+    macs = weight.size() == 5 ? out_elements * weight[3] * 9 : 0;
+  }
   if (name == "nn.conv1d_transpose") macs = conv_transpose_macs<ir::Conv1DTransposeAttrs>(call);
   if (name == "nn.conv2d_transpose") macs = conv_transpose_macs<ir::Conv2DTransposeAttrs>(call);
   if (name == "nn.conv3d_transpose") macs = conv_transpose_macs<ir::Conv3DTransposeAttrs>(call);

@@ -5,7 +5,8 @@
 //   level >= 1  SimplifyInference, fusion of groups
 //   any level   ConvertLayout, when the config "relay.desired_layout" names a layout
 //   level >= 2  FoldConstant, EliminateCommonSubexpr, FoldScaleAxis
-//   level 3     AlterOpLayout, SimplifyExpr (cancels meeting layout transforms)
+//   level 3     AlterOpLayout, WinogradConv2D (eligible 3x3 blocked convolutions), SimplifyExpr
+//               (cancels meeting layout transforms)
 // FoldConstant runs again after the passes that leave constant subgraphs behind
 // (SimplifyInference's scale/shift, FoldScaleAxis' scaled weights, AlterOpLayout's packed
 // weights).
@@ -56,6 +57,7 @@ std::vector<Pass> passes_before_fusion(int vector_lanes) {
            [vector_lanes](const ir::IRModule& m) {
              return transform::alter_op_layout(m, vector_lanes);
            }),
+      pass("WinogradConv2D", 3, transform::winograd_conv2d),
       pass("SimplifyExpr", 3, transform::simplify_expr),
       pass("FoldConstant", 3, [](const ir::IRModule& m) { return transform::fold_constant(m); }),
   };

@@ -19,4 +19,7 @@ void register_transform_kernels();   // reshape, transpose, concatenate, slices,
 void register_index_kernels();       // take, gather/scatter, one_hot, topk, sort, cumsum, ...
 void register_creation_kernels();    // arange, full/zeros/ones, shape_of, ...
 
+// Winograd F(4x4, 3x3) blocked conv (nn_conv_winograd*.cpp).
+void register_nn_conv_winograd_kernels();
+
 }  // namespace anvil::reference

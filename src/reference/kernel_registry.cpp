@@ -18,6 +18,7 @@ void register_all_families() {
     register_elemwise_kernels();
     register_activation_kernels();
     register_nn_conv_kernels();
+    register_nn_conv_winograd_kernels();
     register_nn_dense_kernels();
     register_nn_pool_kernels();
     register_nn_image_kernels();

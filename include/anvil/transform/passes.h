@@ -61,6 +61,12 @@ ir::IRModule convert_layout(const ir::IRModule& mod, const std::string& desired_
 // AVX-512). Only @main is rewritten.
 ir::IRModule alter_op_layout(const ir::IRModule& mod, int vector_lanes);
 
+// For x86 after AlterOpLayout: each float32 nn.contrib_conv2d_NCHWc with a constant 3x3
+// weight, stride 1, dilation 1 and groups 1 on a map where it pays off (docs/winograd.md)
+// becomes nn.contrib_conv2d_winograd_NCHWc, its weight transformed at compile time to
+// (6, 6, O/ob, I, ob). Disabled like any pass: --disabled-pass WinogradConv2D.
+ir::IRModule winograd_conv2d(const ir::IRModule& mod);
+
 // Groups @main's calls into fused primitive functions by op pattern and post-dominator
 // analysis, as TVM's FuseOps does: each call in @main's body becomes a call of a
 // FunctionNode with attr "Primitive" = 1 whose params are the group's inputs. The arguments

@@ -32,6 +32,7 @@ OpTable& OpTable::global() {
     auto* t = new OpTable();
     register_builtin_ops(*t);
     register_nn_conv_ops(*t);
+    register_nn_conv_winograd_ops(*t);
     register_nn_dense_ops(*t);
     register_nn_pool_ops(*t);
     register_nn_image_ops(*t);

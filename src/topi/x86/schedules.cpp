@@ -35,11 +35,17 @@ void place_epilogue(tir::Schedule& sch, const std::vector<std::string>& epilogue
   }
 }
 
+// The compute and schedule of nn.contrib_conv2d_winograd_NCHWc (conv2d_winograd.cpp).
+void register_conv2d_winograd_compute();
+void schedule_conv2d_winograd(tir::Schedule& sch, const ScheduleArgs& args);
+
 }  // namespace x86
 
 void register_x86_schedules() {
   x86::register_conv2d_nchwc_compute();
   register_schedule("nn.contrib_conv2d_NCHWc", x86::schedule_conv2d_nchwc);
+  x86::register_conv2d_winograd_compute();
+  register_schedule("nn.contrib_conv2d_winograd_NCHWc", x86::schedule_conv2d_winograd);
   register_schedule("nn.matmul", x86::schedule_dense);
   register_schedule("matmul", x86::schedule_dense);
   register_schedule("nn.contrib_dense_pack", x86::schedule_dense);

@@ -1,0 +1,273 @@
+// nn.contrib_conv2d_winograd_NCHWc on x86: Winograd F(4x4, 3x3) in the blocked layout as four
+// stages of one kernel (docs/winograd.md):
+//   pad_temp      the zero-padded input, extended so that whole 4x4 output tiles fit
+//   winograd_V    V = B^T d B per 6x6 input patch, vectorized over the channel block
+//   winograd_M    M[e][p][oc] = sum_ic V[e][p][ic] * U[e][ic][oc] for the 36 points e: a batched
+//                 GEMM with a register tile of tile rows p x up to 4 vectors of oc
+//   output        Y = A^T M A written to NCHW{ob}c, the fused epilogue after each 4x4 tile
+// Every stage is a reduction (the transforms are one-term sums) so that the group scheduler,
+// which inlines spatial producers, keeps them as stages. The transforms' coefficients are
+// chosen by select on the tile point; the schedule unrolls those loops, the selects fold, and
+// each unrolled copy is a short sum of the nonzero terms.
+#include <array>
+
+#include "anvil/ir/attrs/nn.h"
+#include "ir/op/nn_util.h"
+#include "ir/op/winograd_transforms.h"
+#include "topi/x86/x86_util.h"
+
+namespace anvil::topi::x86 {
+namespace {
+
+using tir::PrimExpr;
+
+using winograd::kInputTransform;
+using winograd::kOutputTransform;
+
+int64_t static_dim(const te::Tensor& t, int axis, const char* what) {
+  std::optional<int64_t> value = tir::as_const_int(t.shape()[axis]);
+  if (!value)
+    throw_error("nn.contrib_conv2d_winograd_NCHWc: ", what, " dim ", axis, " is not static");
+  return *value;
+}
+
+// sum_k coefficient(k) * term(k) over the nonzero coefficients, without multiplying by +-1.
+template <typename Coefficient, typename Term>
+PrimExpr linear_combination(int count, Coefficient coefficient, Term term, DataType dtype) {
+  PrimExpr sum;
+  for (int k = 0; k < count; ++k) {
+    int c = coefficient(k);
+    if (c == 0) continue;
+    PrimExpr t = term(k);
+    if (c != 1 && c != -1) t = tir::make_const(dtype, double(c)) * t;
+    if (!sum.get())
+      sum = c == -1 ? -t : t;
+    else
+      sum = c == -1 ? sum - t : sum + t;
+  }
+  return sum.get() ? sum : tir::make_const(dtype, 0);
+}
+
+// select(index == 0, leaf(0), select(index == 1, leaf(1), ...)) over [0, count).
+template <typename Leaf>
+PrimExpr select_by(const PrimExpr& index, int count, Leaf leaf) {
+  PrimExpr result = leaf(count - 1);
+  for (int k = count - 2; k >= 0; --k)
+    result = tir::select(tir::eq(index, tir::make_int(k)), leaf(k), result);
+  return result;
+}
+
+// A one-term sum, so that the group scheduler keeps the stage instead of inlining it.
+PrimExpr as_stage(const PrimExpr& value, const std::string& name) {
+  tir::IterVar unit = te::reduce_axis(PrimExpr(int64_t(1)), name + "_unit");
+  return tir::sum(value, {unit});
+}
+
+std::vector<te::Tensor> conv2d_winograd_compute(const ComputeArgs& args) {
+  const auto& a = args.attrs_as<ir::Conv2DAttrs>();
+  if (args.inputs.size() != 2 || !args.inputs[0].get() || !args.inputs[1].get())
+    throw_error("nn.contrib_conv2d_winograd_NCHWc: expects data and weight");
+  te::Tensor data = args.inputs[0], weight = args.inputs[1];
+  if (data.shape().size() != 5 || weight.shape().size() != 5)
+    throw_error("nn.contrib_conv2d_winograd_NCHWc: data and weight must be 5-D");
+  const DataType dtype = args.out_dtype();
+  const int64_t batch = static_dim(data, 0, "data"), in_chunks = static_dim(data, 1, "data"),
+                height = static_dim(data, 2, "data"), width = static_dim(data, 3, "data"),
+                in_bn = static_dim(data, 4, "data");
+  const int64_t out_chunks = static_dim(weight, 2, "weight"),
+                in_channels = static_dim(weight, 3, "weight"),
+                out_bn = static_dim(weight, 4, "weight");
+  if (in_channels != in_chunks * in_bn)
+    throw_error("nn.contrib_conv2d_winograd_NCHWc: weight has ", in_channels,
+                " input channels, data ", in_chunks * in_bn);
+  std::vector<int64_t> pad = ir::nn::expand_padding(a.padding, 2);
+  const int64_t out_h = height + pad[0] + pad[2] - 2, out_w = width + pad[1] + pad[3] - 2;
+  const int64_t tiles_h = (out_h + 3) / 4, tiles_w = (out_w + 3) / 4;
+  const int64_t tiles = batch * tiles_h * tiles_w;
+  const int64_t padded_h = tiles_h * 4 + 2, padded_w = tiles_w * 4 + 2;
+
+  // The input, zero-padded on every side the tiles reach past it.
+  te::Tensor padded = data;
+  if (pad[0] || pad[1] || padded_h != height || padded_w != width) {
+    PrimExpr zero = tir::make_const(data.dtype(), 0);
+    padded = te::compute(
+        {tir::make_int(batch), tir::make_int(in_chunks), tir::make_int(padded_h),
+         tir::make_int(padded_w), tir::make_int(in_bn)},
+        [&](const std::vector<tir::Var>& i) {
+          PrimExpr h = PrimExpr(i[2]) - pad[0], w = PrimExpr(i[3]) - pad[1];
+          PrimExpr inside =
+              tir::logical_and(tir::logical_and(h >= tir::make_int(0), h < tir::make_int(height)),
+                               tir::logical_and(w >= tir::make_int(0), w < tir::make_int(width)));
+          return as_stage(tir::call_intrin(data.dtype(), "if_then_else",
+                                           {inside, data(i[0], i[1], h, w, i[4]), zero}),
+                          "pad");
+        },
+        "pad_temp", {"n", "c_chunk", "h", "w", "c_block"});
+  }
+
+  // V[xi][nu][p][c_chunk][c_block] = (B^T d B)[xi][nu] of tile p's 6x6 patch d.
+  te::Tensor transformed_input =
+      te::compute({tir::make_int(6), tir::make_int(6), tir::make_int(tiles),
+                   tir::make_int(in_chunks), tir::make_int(in_bn)},
+                  [&](const std::vector<tir::Var>& i) {
+                    PrimExpr p = i[2];
+                    PrimExpr n = tir::floordiv(p, tir::make_int(tiles_h * tiles_w));
+                    PrimExpr th = tir::floormod(tir::floordiv(p, tir::make_int(tiles_w)),
+                                                tir::make_int(tiles_h));
+                    PrimExpr tw = tir::floormod(p, tir::make_int(tiles_w));
+                    auto patch = [&](int r, int s) {
+                      return tir::cast(dtype, padded(n, i[3], th * 4 + r, tw * 4 + s, i[4]));
+                    };
+                    PrimExpr value = select_by(PrimExpr(i[0]), 6, [&](int xi) {
+                      return select_by(PrimExpr(i[1]), 6, [&](int nu) {
+                        return linear_combination(
+                            6, [&](int r) { return kInputTransform[xi][r]; },
+                            [&](int r) {
+                              return linear_combination(
+                                  6, [&](int s) { return kInputTransform[nu][s]; },
+                                  [&](int s) { return patch(r, s); }, dtype);
+                            },
+                            dtype);
+                      });
+                    });
+                    return as_stage(value, "V");
+                  },
+                  "winograd_V", {"xi", "nu", "p", "c_chunk", "c_block"});
+
+  // M[xi][nu][p][oc_chunk][oc_block] = sum over input channels of V * U.
+  tir::IterVar ic_chunk = te::reduce_axis(PrimExpr(in_chunks), "ic_chunk");
+  tir::IterVar ic_block = te::reduce_axis(PrimExpr(in_bn), "ic_block");
+  te::Tensor product = te::compute(
+      {tir::make_int(6), tir::make_int(6), tir::make_int(tiles), tir::make_int(out_chunks),
+       tir::make_int(out_bn)},
+      [&](const std::vector<tir::Var>& i) {
+        PrimExpr v = transformed_input(i[0], i[1], i[2], ic_chunk.var, ic_block.var);
+        PrimExpr u = tir::cast(
+            dtype, weight(i[0], i[1], i[3], PrimExpr(ic_chunk.var) * in_bn + ic_block.var, i[4]));
+        return tir::sum(v * u, {ic_chunk, ic_block});
+      },
+      "winograd_M", {"xi", "nu", "p", "oc_chunk", "oc_block"});
+
+  // Y = A^T M A, output (h, w) taking row h % 4, column w % 4 of tile (h / 4, w / 4).
+  te::Tensor out =
+      te::compute(args.out_shape(),
+                  [&](const std::vector<tir::Var>& i) {
+                    PrimExpr th = tir::floordiv(PrimExpr(i[2]), tir::make_int(4));
+                    PrimExpr tw = tir::floordiv(PrimExpr(i[3]), tir::make_int(4));
+                    PrimExpr p = (PrimExpr(i[0]) * tiles_h + th) * tiles_w + tw;
+                    PrimExpr row = tir::floormod(PrimExpr(i[2]), tir::make_int(4));
+                    PrimExpr col = tir::floormod(PrimExpr(i[3]), tir::make_int(4));
+                    PrimExpr value = select_by(row, 4, [&](int y) {
+                      return select_by(col, 4, [&](int x) {
+                        return linear_combination(
+                            6, [&](int xi) { return kOutputTransform[y][xi]; },
+                            [&](int xi) {
+                              return linear_combination(
+                                  6, [&](int nu) { return kOutputTransform[x][nu]; },
+                                  [&](int nu) { return product(xi, nu, p, i[1], i[4]); }, dtype);
+                            },
+                            dtype);
+                      });
+                    });
+                    return as_stage(value, "Y");
+                  },
+                  "conv2d_winograd", {"n", "oc_chunk", "oh", "ow", "oc_block"});
+  return {out};
+}
+
+bool has_root_block(tir::Schedule& sch, const std::string& name) {
+  for (const tir::BlockRV& b : sch.get_child_blocks(sch.get_block("root")))
+    if (b.name == name) return true;
+  return false;
+}
+
+// pad_temp: a parallel, vectorized copy at the root.
+void schedule_pad(tir::Schedule& sch, int64_t lanes) {
+  if (!has_root_block(sch, "pad_temp")) return;
+  std::vector<tir::LoopRV> loops = sch.get_loops(sch.get_block("pad_temp"));
+  // n, c_chunk, h, w, c_block, unit
+  sch.reorder({loops[5], loops[4]});
+  if (loop_extent(sch, loops[4]).value_or(0) <= lanes) sch.vectorize(loops[4]);
+  sch.parallel(sch.fuse({loops[0], loops[1], loops[2]}));
+}
+
+// V: parallel over (tile, channel chunk); the 36 points unrolled around the channel vector.
+void schedule_input_transform(tir::Schedule& sch) {
+  std::vector<tir::LoopRV> loops = sch.get_loops(sch.get_block("winograd_V"));
+  // xi, nu, p, c_chunk, c_block, unit
+  sch.reorder({loops[2], loops[3], loops[0], loops[1], loops[5], loops[4]});
+  sch.unroll(loops[0]);
+  sch.unroll(loops[1]);
+  sch.vectorize(loops[4]);
+  sch.parallel(sch.fuse({loops[2], loops[3]}));
+}
+
+// M: for each of the 36 points a GEMM of (tiles x IC) by (IC x OC). Register tile: `rows`
+// tiles x `oc_tile` vectors of accumulators, the input channels in panels of up to 128 (the
+// panel of U, 128 x 64 floats, stays in L1 while every row tile passes), parallel over
+// (point, output-channel tile).
+void schedule_batched_gemm(tir::Schedule& sch, int64_t rows, int64_t oc_tile) {
+  tir::BlockRV gemm = sch.get_block("winograd_M");
+  std::vector<tir::LoopRV> loops = sch.get_loops(gemm);
+  // xi, nu, p, oc_chunk, oc_block | ic_chunk, ic_block
+  const int64_t ic_bn = loop_extent(sch, loops[6]).value_or(1);
+  const int64_t ic_chunks = loop_extent(sch, loops[5]).value_or(1);
+  const int64_t panel = largest_divisor_at_most(ic_chunks, std::max<int64_t>(1, 128 / ic_bn));
+  std::vector<tir::LoopRV> p = sch.split(loops[2], {nullptr, tir::make_int(rows)});
+  std::vector<tir::LoopRV> oc = sch.split(loops[3], {nullptr, tir::make_int(oc_tile)});
+  std::vector<tir::LoopRV> ic = sch.split(loops[5], {nullptr, tir::make_int(panel)});
+  sch.reorder({loops[0], loops[1], oc[0], ic[0], p[0], ic[1], loops[6], p[1], oc[1], loops[4]});
+  tir::BlockRV init = sch.decompose_reduction(gemm, ic[0]);
+  std::vector<tir::LoopRV> init_loops = sch.get_loops(init);
+  sch.vectorize(init_loops.back());
+  sch.vectorize(loops[4]);
+  sch.unroll(oc[1]);
+  sch.unroll(p[1]);
+  if (ic_bn <= 16) sch.unroll(loops[6]);
+  sch.parallel(sch.fuse({loops[0], loops[1], oc[0]}));
+}
+
+// Y: parallel over (batch, output-channel chunk, tile row); each 4x4 tile unrolled around the
+// channel vector, the epilogue right after it.
+void schedule_output_transform(tir::Schedule& sch, const ScheduleArgs& args, int64_t lanes) {
+  std::vector<tir::LoopRV> loops = sch.get_loops(sch.get_block(args.anchor_block));
+  // n, oc_chunk, oh, ow, oc_block, unit
+  std::vector<tir::LoopRV> h = sch.split(loops[2], {nullptr, tir::make_int(4)});
+  std::vector<tir::LoopRV> w = sch.split(loops[3], {nullptr, tir::make_int(4)});
+  sch.reorder({loops[0], loops[1], h[0], w[0], loops[5], h[1], w[1], loops[4]});
+  sch.unroll(h[1]);
+  sch.unroll(w[1]);
+  sch.vectorize(loops[4]);
+  sch.parallel(sch.fuse({loops[0], loops[1], h[0]}));
+  place_epilogue(sch, args.epilogue_blocks, w[0], lanes);
+}
+
+}  // namespace
+
+void register_conv2d_winograd_compute() {
+  register_compute("nn.contrib_conv2d_winograd_NCHWc", conv2d_winograd_compute);
+}
+
+void schedule_conv2d_winograd(tir::Schedule& sch, const ScheduleArgs& args) {
+  const int64_t lanes = args.vector_bits / 32;
+  std::vector<tir::LoopRV> out_loops = sch.get_loops(sch.get_block(args.anchor_block));
+  std::vector<tir::LoopRV> gemm_loops = sch.get_loops(sch.get_block("winograd_M"));
+  if (out_loops.size() != 6 || gemm_loops.size() != 7)
+    throw_error("conv2d_winograd schedule: unexpected loop nests");
+  const int64_t tiles = loop_extent(sch, gemm_loops[2]).value_or(0);
+  const int64_t oc_chunks = loop_extent(sch, gemm_loops[3]).value_or(0);
+  const int64_t oc_bn = loop_extent(sch, gemm_loops[4]).value_or(0);
+  if (tiles <= 0 || oc_chunks <= 0 || oc_bn <= 0 || oc_bn > lanes)
+    throw_error("conv2d_winograd schedule: oc block ", oc_bn, " does not fit one vector");
+  // Up to 4 vectors of output channels per tile; with 32 registers (AVX-512) 6 rows of them
+  // (24 accumulators, 4 weight vectors, a broadcast), with 16 (AVX2) 3 rows.
+  const int64_t oc_tile = largest_divisor_at_most(oc_chunks, 4);
+  const int64_t accumulators = args.vector_bits >= 512 ? 24 : 12;
+  const int64_t rows = std::min<int64_t>(tiles, std::min<int64_t>(8, accumulators / oc_tile));
+  schedule_pad(sch, lanes);
+  schedule_input_transform(sch);
+  schedule_batched_gemm(sch, rows, oc_tile);
+  schedule_output_transform(sch, args, oc_bn);
+}
+
+}  // namespace anvil::topi::x86

@@ -1,0 +1,126 @@
+// WinogradConv2D: rewrites each eligible blocked 3x3 convolution (nn.contrib_conv2d_NCHWc, as
+// AlterOpLayout leaves it) into nn.contrib_conv2d_winograd_NCHWc, transforming the constant
+// weight at compile time: U = G g G^T for every (output, input) channel pair, laid out
+// (6, 6, O / ob, I, ob) so that the x86 kernel's batched GEMM reads one contiguous row of ob
+// output channels per input channel. docs/winograd.md has the algorithm and the measurements
+// behind the eligibility rule.
+#include <array>
+#include <string>
+
+#include "anvil/ir/attrs/nn.h"
+#include "anvil/transform/passes.h"
+#include "ir/op/winograd_transforms.h"
+#include "transform/pass_util.h"
+
+namespace anvil::transform {
+namespace {
+
+using detail::constant_data;
+using detail::static_shape;
+
+using winograd::kWeightTransform;
+
+// The blocks of "OIHW<ib>i<ob>o", or nullopt for any other layout.
+std::optional<std::pair<int64_t, int64_t>> kernel_blocks(const std::string& layout) {
+  if (layout.rfind("OIHW", 0) != 0) return std::nullopt;
+  size_t i_pos = layout.find('i', 4), o_pos = layout.find('o', 4);
+  if (i_pos == std::string::npos || o_pos != layout.size() - 1 || i_pos > o_pos)
+    return std::nullopt;
+  std::string ib = layout.substr(4, i_pos - 4), ob = layout.substr(i_pos + 1, o_pos - i_pos - 1);
+  auto digits = [](const std::string& s) {
+    return !s.empty() && s.size() <= 4 && s.find_first_not_of("0123456789") == std::string::npos;
+  };
+  if (!digits(ib) || !digits(ob)) return std::nullopt;
+  return std::make_pair(std::stoll(ib), std::stoll(ob));
+}
+
+// (O/ob, I/ib, 3, 3, ib, ob) -> (6, 6, O/ob, I, ob) with U[x][y][o/ob][i][o%ob] = (G g G^T)[x][y].
+Tensor transform_weight(const Tensor& packed) {
+  std::vector<int64_t> s = packed.shape_vector();
+  const int64_t out_chunks = s[0], in_chunks = s[1], ib = s[4], ob = s[5];
+  const int64_t in_channels = in_chunks * ib;
+  Tensor u = Tensor::empty({6, 6, out_chunks, in_channels, ob}, DataType::float32());
+  const float* g = static_cast<const float*>(packed.data());
+  float* dst = static_cast<float*>(u.data());
+  for (int64_t oc = 0; oc < out_chunks; ++oc)
+    for (int64_t ic = 0; ic < in_channels; ++ic)
+      for (int64_t o = 0; o < ob; ++o) {
+        std::array<std::array<double, 3>, 3> kernel{};
+        for (int k = 0; k < 3; ++k)
+          for (int l = 0; l < 3; ++l)
+            kernel[k][l] =
+                g[((((oc * in_chunks + ic / ib) * 3 + k) * 3 + l) * ib + ic % ib) * ob + o];
+        // G g (6 x 3), then (G g) G^T.
+        std::array<std::array<double, 3>, 6> left{};
+        for (int x = 0; x < 6; ++x)
+          for (int l = 0; l < 3; ++l)
+            for (int k = 0; k < 3; ++k) left[x][l] += kWeightTransform[x][k] * kernel[k][l];
+        for (int x = 0; x < 6; ++x)
+          for (int y = 0; y < 6; ++y) {
+            double sum = 0;
+            for (int l = 0; l < 3; ++l) sum += left[x][l] * kWeightTransform[y][l];
+            dst[(((x * 6 + y) * out_chunks + oc) * in_channels + ic) * ob + o] = float(sum);
+          }
+      }
+  return u;
+}
+
+// Where Winograd pays off (docs/winograd.md): maps of at least 14 x 14 outputs (7 x 7 maps
+// have too few tiles per GEMM to gain) and at least 64 channels each way (with fewer input
+// channels the transforms cost more than the products save: SqueezeNet's 16 -> 64 and
+// 32 -> 128 expand convs ran slower on two threads).
+bool pays_off(int64_t in_channels, int64_t out_channels, int64_t out_h, int64_t out_w) {
+  return in_channels >= 64 && out_channels >= 64 && out_h >= 14 && out_w >= 14;
+}
+
+class WinogradRewriter : public detail::TypedMutator {
+ public:
+  ir::Expr mutate_Call(const ir::CallNode* node, const ir::Expr& self) override {
+    ir::Expr rewritten = detail::TypedMutator::mutate_Call(node, self);
+    const auto* call = ir::as<ir::CallNode>(rewritten);
+    if (!call || !detail::op_call(rewritten, "nn.contrib_conv2d_NCHWc")) return rewritten;
+    std::optional<ir::Expr> winograd = rewrite(*call, self);
+    return winograd ? *winograd : rewritten;
+  }
+
+ private:
+  static std::optional<ir::Expr> rewrite(const ir::CallNode& call, const ir::Expr& self) {
+    const auto& a = detail::attrs_or_default<ir::Conv2DAttrs>(call);
+    if (a.groups != 1 || a.strides != std::vector<int64_t>{1, 1} ||
+        !(a.dilation.empty() || a.dilation == std::vector<int64_t>{1, 1}))
+      return std::nullopt;
+    if (a.out_dtype && *a.out_dtype != DataType::float32()) return std::nullopt;
+    std::optional<std::pair<int64_t, int64_t>> blocks = kernel_blocks(a.kernel_layout);
+    const Tensor* weight = constant_data(call.args[1]);
+    std::optional<std::vector<int64_t>> data = static_shape(call.args[0]);
+    std::optional<std::vector<int64_t>> out = static_shape(self);
+    std::optional<DataType> dtype = detail::tensor_dtype(call.args[0]);
+    if (!blocks || !weight || weight->dtype() != DataType::float32() || weight->ndim() != 6 ||
+        !data || data->size() != 5 || !out || out->size() != 5 || dtype != DataType::float32())
+      return std::nullopt;
+    std::vector<int64_t> ws = weight->shape_vector();
+    if (ws[2] != 3 || ws[3] != 3 || ws[4] != blocks->first || ws[5] != blocks->second ||
+        (*data)[4] != blocks->first || (*out)[4] != blocks->second)
+      return std::nullopt;
+    if (!pays_off(ws[1] * ws[4], ws[0] * ws[5], (*out)[2], (*out)[3])) return std::nullopt;
+
+    auto attrs = ir::make_attrs<ir::Conv2DAttrs>();
+    attrs->padding = a.padding;
+    attrs->channels = a.channels;
+    attrs->kernel_size = {3, 3};
+    attrs->data_layout = a.data_layout;
+    attrs->kernel_layout = "HWOI" + std::to_string(blocks->second) + "o";
+    attrs->out_layout = a.out_layout;
+    attrs->out_dtype = a.out_dtype;
+    ir::Expr u = ir::ConstantNode::make(transform_weight(*weight));
+    return ir::call_op("nn.contrib_conv2d_winograd_NCHWc", {call.args[0], u}, ir::Attrs(attrs));
+  }
+};
+
+}  // namespace
+
+ir::IRModule winograd_conv2d(const ir::IRModule& mod) {
+  return detail::mutate_graph_functions(mod, [] { return WinogradRewriter(); });
+}
+
+}  // namespace anvil::transform
