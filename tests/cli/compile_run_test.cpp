@@ -108,6 +108,24 @@ TEST_F(CliCompileRun, JsonSummaryAndDisabledPasses) {
   EXPECT_EQ(r.err.find("FoldConstant"), std::string::npos) << r.err;
 }
 
+// Winograd's off switch: ResNet-18 at -O3 takes Winograd for its 3x3 stride-1 layers on 56x56 to
+// 14x14 maps; with --disabled-pass WinogradConv2D every convolution stays direct.
+TEST_F(CliCompileRun, DisabledPassWinogradConv2DKeepsConvolutionsDirect) {
+  auto fused_graph = [](const std::vector<std::string>& extra) {
+    std::vector<std::string> args = {"compile",       "--workload", "resnet18",     "-o",
+                                     path("r18.tar"), "-q",         "--dump-after", "FuseOps"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    CommandResult r = run_anvil(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.err;
+  };
+  const std::string on = fused_graph({});
+  EXPECT_NE(on.find("nn.contrib_conv2d_winograd_NCHWc("), std::string::npos);
+  const std::string off = fused_graph({"--disabled-pass", "WinogradConv2D"});
+  EXPECT_EQ(off.find("winograd"), std::string::npos);
+  EXPECT_NE(off.find("nn.contrib_conv2d_NCHWc("), std::string::npos);
+}
+
 TEST_F(CliCompileRun, PrintTimeIsTvmcsBlock) {
   CommandResult r = run_anvil({"run", path("add_relu.onnx"), "--fill-mode", "ones", "--print-time",
                                "--repeat", "4", "--number", "2"});
