@@ -31,6 +31,7 @@
 #include "anvil/testing/workloads.h"
 #include "anvil/tir/transform.h"
 #include "bench_util.h"
+#include "ir/op/winograd_transforms.h"
 
 namespace {
 
@@ -48,36 +49,6 @@ constexpr int64_t kBlock = 16;
 
 using bench::random_tensor;
 using bench::tensor_type;
-
-// OIHW{b}i{b}o -> (6, 6, O/b, I, b), U = G g G^T (the pass's transform, written out again so
-// that the bench can time layers the pass would leave alone).
-Tensor winograd_weight(const Tensor& packed) {
-  static const double g[6][3] = {{1.0 / 4, 0, 0},
-                                 {-1.0 / 6, -1.0 / 6, -1.0 / 6},
-                                 {-1.0 / 6, 1.0 / 6, -1.0 / 6},
-                                 {1.0 / 24, 1.0 / 12, 1.0 / 6},
-                                 {1.0 / 24, -1.0 / 12, 1.0 / 6},
-                                 {0, 0, 1}};
-  std::vector<int64_t> s = packed.shape_vector();
-  const int64_t oc_chunks = s[0], ic_chunks = s[1], b = s[5], in = ic_chunks * s[4];
-  Tensor u = Tensor::zeros({6, 6, oc_chunks, in, b}, DataType::float32());
-  const float* src = static_cast<const float*>(packed.data());
-  float* dst = static_cast<float*>(u.data());
-  for (int64_t oc = 0; oc < oc_chunks; ++oc)
-    for (int64_t i = 0; i < in; ++i)
-      for (int64_t o = 0; o < b; ++o)
-        for (int x = 0; x < 6; ++x)
-          for (int y = 0; y < 6; ++y) {
-            double sum = 0;
-            for (int k = 0; k < 3; ++k)
-              for (int l = 0; l < 3; ++l)
-                sum += g[x][k] * g[y][l] *
-                       src[((((oc * ic_chunks + i / s[4]) * 3 + k) * 3 + l) * s[4] + i % s[4]) * b +
-                           o];
-            dst[(((x * 6 + y) * oc_chunks + oc) * in + i) * b + o] = float(sum);
-          }
-  return u;
-}
 
 // conv(data, weight) + bias, relu, compiled with the schedule the compiler picks.
 PackedFunc compile_layer(const std::string& op, const std::vector<int64_t>& data_shape,
@@ -143,7 +114,7 @@ void bench_layer(const Layer& l, int repeat, std::mt19937& rng) {
   Tensor direct_out = Tensor::zeros(out_shape, DataType::float32());
   Tensor winograd_out = Tensor::zeros(out_shape, DataType::float32());
   std::vector<Value> direct_args = {data, weight, bias, direct_out};
-  std::vector<Value> winograd_args = {data, winograd_weight(weight), bias, winograd_out};
+  std::vector<Value> winograd_args = {data, winograd::transform_weight(weight), bias, winograd_out};
   direct.call(direct_args);  // warm-up
   winograd.call(winograd_args);
   std::vector<double> direct_times, winograd_times;

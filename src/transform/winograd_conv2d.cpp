@@ -4,7 +4,6 @@
 // (6, 6, O / ob, I, ob) so that the x86 kernel's batched GEMM reads one contiguous row of ob
 // output channels per input channel. docs/winograd.md has the algorithm and the measurements
 // behind the eligibility rule.
-#include <array>
 #include <string>
 
 #include "anvil/ir/attrs/nn.h"
@@ -18,8 +17,6 @@ namespace {
 using detail::constant_data;
 using detail::static_shape;
 
-using winograd::kWeightTransform;
-
 // The blocks of "OIHW<ib>i<ob>o", or nullopt for any other layout.
 std::optional<std::pair<int64_t, int64_t>> kernel_blocks(const std::string& layout) {
   if (layout.rfind("OIHW", 0) != 0) return std::nullopt;
@@ -32,37 +29,6 @@ std::optional<std::pair<int64_t, int64_t>> kernel_blocks(const std::string& layo
   };
   if (!digits(ib) || !digits(ob)) return std::nullopt;
   return std::make_pair(std::stoll(ib), std::stoll(ob));
-}
-
-// (O/ob, I/ib, 3, 3, ib, ob) -> (6, 6, O/ob, I, ob) with U[x][y][o/ob][i][o%ob] = (G g G^T)[x][y].
-Tensor transform_weight(const Tensor& packed) {
-  std::vector<int64_t> s = packed.shape_vector();
-  const int64_t out_chunks = s[0], in_chunks = s[1], ib = s[4], ob = s[5];
-  const int64_t in_channels = in_chunks * ib;
-  Tensor u = Tensor::empty({6, 6, out_chunks, in_channels, ob}, DataType::float32());
-  const float* g = static_cast<const float*>(packed.data());
-  float* dst = static_cast<float*>(u.data());
-  for (int64_t oc = 0; oc < out_chunks; ++oc)
-    for (int64_t ic = 0; ic < in_channels; ++ic)
-      for (int64_t o = 0; o < ob; ++o) {
-        std::array<std::array<double, 3>, 3> kernel{};
-        for (int k = 0; k < 3; ++k)
-          for (int l = 0; l < 3; ++l)
-            kernel[k][l] =
-                g[((((oc * in_chunks + ic / ib) * 3 + k) * 3 + l) * ib + ic % ib) * ob + o];
-        // G g (6 x 3), then (G g) G^T.
-        std::array<std::array<double, 3>, 6> left{};
-        for (int x = 0; x < 6; ++x)
-          for (int l = 0; l < 3; ++l)
-            for (int k = 0; k < 3; ++k) left[x][l] += kWeightTransform[x][k] * kernel[k][l];
-        for (int x = 0; x < 6; ++x)
-          for (int y = 0; y < 6; ++y) {
-            double sum = 0;
-            for (int l = 0; l < 3; ++l) sum += left[x][l] * kWeightTransform[y][l];
-            dst[(((x * 6 + y) * out_chunks + oc) * in_channels + ic) * ob + o] = float(sum);
-          }
-      }
-  return u;
 }
 
 // Where Winograd pays off (docs/winograd.md): maps of at least 14 x 14 outputs (7 x 7 maps
@@ -112,7 +78,7 @@ class WinogradRewriter : public detail::TypedMutator {
     attrs->kernel_layout = "HWOI" + std::to_string(blocks->second) + "o";
     attrs->out_layout = a.out_layout;
     attrs->out_dtype = a.out_dtype;
-    ir::Expr u = ir::ConstantNode::make(transform_weight(*weight));
+    ir::Expr u = ir::ConstantNode::make(winograd::transform_weight(*weight));
     return ir::call_op("nn.contrib_conv2d_winograd_NCHWc", {call.args[0], u}, ir::Attrs(attrs));
   }
 };

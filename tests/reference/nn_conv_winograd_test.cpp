@@ -33,26 +33,6 @@ Tensor block_channels(const Tensor& x, int64_t b) {
   return out;
 }
 
-// OIHW 3x3 -> (6, 6, O / ob, I, ob) with U = G g G^T.
-Tensor transform_weight(const Tensor& w, int64_t ob) {
-  const auto& g_matrix = winograd::kWeightTransform;
-  ints s = w.shape_vector();
-  const int64_t out_c = s[0], in_c = s[1];
-  Tensor u = Tensor::empty({6, 6, out_c / ob, in_c, ob}, w.dtype());
-  for (int64_t o = 0; o < out_c; ++o)
-    for (int64_t i = 0; i < in_c; ++i)
-      for (int x = 0; x < 6; ++x)
-        for (int y = 0; y < 6; ++y) {
-          double sum = 0;
-          for (int k = 0; k < 3; ++k)
-            for (int l = 0; l < 3; ++l)
-              sum += g_matrix[x][k] * w.get_as_double(((o * in_c + i) * 3 + k) * 3 + l) *
-                     g_matrix[y][l];
-          u.set_from_double((((x * 6 + y) * (out_c / ob) + o / ob) * in_c + i) * ob + o % ob, sum);
-        }
-  return u;
-}
-
 AttrList winograd_attrs(const ints& padding, int64_t ib, int64_t ob) {
   return {{"padding", padding},
           {"kernel_size", ints{3, 3}},
@@ -66,9 +46,9 @@ void expect_matches_direct(ints data_shape, int64_t out_channels, const ints& pa
   Tensor x = random_values(data_shape, seed);
   Tensor w = random_values({out_channels, data_shape[1], 3, 3}, seed + 1);
   Tensor direct = run("nn.conv2d", {x, w}, {{"padding", padding}});
-  Tensor got =
-      run("nn.contrib_conv2d_winograd_NCHWc", {block_channels(x, ib), transform_weight(w, ob)},
-          winograd_attrs(padding, ib, ob));
+  Tensor got = run("nn.contrib_conv2d_winograd_NCHWc",
+                   {block_channels(x, ib), winograd::transform_weight(w, ob)},
+                   winograd_attrs(padding, ib, ob));
   Tensor want = block_channels(direct, ob);
   ASSERT_EQ(got.shape_vector(), want.shape_vector());
   double scale = 0;

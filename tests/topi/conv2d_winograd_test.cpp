@@ -43,24 +43,6 @@ std::string group_text(const Case& c, const std::string& op, const std::vector<i
   return "fn (" + params + ") { %0 = " + conv + "; %1 = add(%0, %e); nn.relu(%1) }";
 }
 
-// OIHW -> (6, 6, O/ob, I, ob), U = G g G^T.
-Tensor winograd_weight(const Tensor& w, int64_t ob) {
-  const auto& g = winograd::kWeightTransform;
-  std::vector<int64_t> s = w.shape_vector();
-  Tensor u = Tensor::empty({6, 6, s[0] / ob, s[1], ob}, DataType::float32());
-  for (int64_t o = 0; o < s[0]; ++o)
-    for (int64_t i = 0; i < s[1]; ++i)
-      for (int x = 0; x < 6; ++x)
-        for (int y = 0; y < 6; ++y) {
-          double sum = 0;
-          for (int k = 0; k < 3; ++k)
-            for (int l = 0; l < 3; ++l)
-              sum += g[x][k] * w.get_as_double(((o * s[1] + i) * 3 + k) * 3 + l) * g[y][l];
-          u.set_from_double((((x * 6 + y) * (s[0] / ob) + o / ob) * s[1] + i) * ob + o % ob, sum);
-        }
-  return u;
-}
-
 // OIHW -> OIHW{ib}i{ob}o, the direct blocked convolution's weight.
 Tensor blocked_weight(const Tensor& w, int64_t ib, int64_t ob) {
   std::vector<int64_t> s = w.shape_vector();
@@ -95,7 +77,7 @@ void check_against_direct(const Case& c) {
   }
   // inputs: random data (and epilogue operand) from the helper; the weight replaced.
   std::vector<Tensor> direct_inputs = inputs;
-  inputs[1] = winograd_weight(oihw, b);
+  inputs[1] = winograd::transform_weight(oihw, b);
   direct_inputs[1] = blocked_weight(oihw, b, b);
   ir::IRModule direct;
   direct.add("main", topi_test::primitive_function(direct_text));

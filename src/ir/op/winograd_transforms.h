@@ -5,6 +5,9 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
+
+#include "anvil/runtime/tensor.h"
 
 namespace anvil::winograd {
 
@@ -32,5 +35,11 @@ inline constexpr std::array<std::array<double, 3>, 6> kWeightTransform = {
 // A^T (4 x 6): Y = A^T M A.
 inline constexpr std::array<std::array<int, 6>, 4> kOutputTransform = {
     {{1, 1, 1, 1, 1, 0}, {0, 1, -1, 2, -2, 0}, {0, 1, 1, 4, 4, 0}, {0, 1, -1, 8, -8, 1}}};
+
+// The op's weight for a float32 3x3 convolution weight: U = G g G^T for every (output, input)
+// channel pair, laid out (6, 6, O/ob, I, ob), U[x][y][o/ob][i][o%ob] = (G g[o][i] G^T)[x][y].
+// `weight` is OIHW (O, I, 3, 3) with `out_block` = ob, or the blocked OIHW{ib}i{ob}o
+// (O/ob, I/ib, 3, 3, ib, ob) that AlterOpLayout packs, whose own ob is used (out_block 0).
+Tensor transform_weight(const Tensor& weight, int64_t out_block = 0);
 
 }  // namespace anvil::winograd
