@@ -17,20 +17,6 @@ namespace {
 using detail::constant_data;
 using detail::static_shape;
 
-// The blocks of "OIHW<ib>i<ob>o", or nullopt for any other layout.
-std::optional<std::pair<int64_t, int64_t>> kernel_blocks(const std::string& layout) {
-  if (layout.rfind("OIHW", 0) != 0) return std::nullopt;
-  size_t i_pos = layout.find('i', 4), o_pos = layout.find('o', 4);
-  if (i_pos == std::string::npos || o_pos != layout.size() - 1 || i_pos > o_pos)
-    return std::nullopt;
-  std::string ib = layout.substr(4, i_pos - 4), ob = layout.substr(i_pos + 1, o_pos - i_pos - 1);
-  auto digits = [](const std::string& s) {
-    return !s.empty() && s.size() <= 4 && s.find_first_not_of("0123456789") == std::string::npos;
-  };
-  if (!digits(ib) || !digits(ob)) return std::nullopt;
-  return std::make_pair(std::stoll(ib), std::stoll(ob));
-}
-
 // Where Winograd pays off (docs/winograd.md): maps of at least 14 x 14 outputs (7 x 7 maps
 // have too few tiles per GEMM to gain) and at least 64 channels each way (with fewer input
 // channels the transforms cost more than the products save: SqueezeNet's 16 -> 64 and
@@ -56,17 +42,18 @@ class WinogradRewriter : public detail::TypedMutator {
         !(a.dilation.empty() || a.dilation == std::vector<int64_t>{1, 1}))
       return std::nullopt;
     if (a.out_dtype && *a.out_dtype != DataType::float32()) return std::nullopt;
-    std::optional<std::pair<int64_t, int64_t>> blocks = kernel_blocks(a.kernel_layout);
     const Tensor* weight = constant_data(call.args[1]);
     std::optional<std::vector<int64_t>> data = static_shape(call.args[0]);
     std::optional<std::vector<int64_t>> out = static_shape(self);
     std::optional<DataType> dtype = detail::tensor_dtype(call.args[0]);
-    if (!blocks || !weight || weight->dtype() != DataType::float32() || weight->ndim() != 6 ||
-        !data || data->size() != 5 || !out || out->size() != 5 || dtype != DataType::float32())
+    if (!weight || weight->dtype() != DataType::float32() || weight->ndim() != 6 || !data ||
+        data->size() != 5 || !out || out->size() != 5 || dtype != DataType::float32())
       return std::nullopt;
+    // The weight is (O/ob, I/ib, 3, 3, ib, ob), and its layout must say so: OIHW{ib}i{ob}o.
     std::vector<int64_t> ws = weight->shape_vector();
-    if (ws[2] != 3 || ws[3] != 3 || ws[4] != blocks->first || ws[5] != blocks->second ||
-        (*data)[4] != blocks->first || (*out)[4] != blocks->second)
+    const int64_t ib = ws[4], ob = ws[5];
+    if (a.kernel_layout != "OIHW" + std::to_string(ib) + "i" + std::to_string(ob) + "o" ||
+        ws[2] != 3 || ws[3] != 3 || (*data)[4] != ib || (*out)[4] != ob)
       return std::nullopt;
     if (!pays_off(ws[1] * ws[4], ws[0] * ws[5], (*out)[2], (*out)[3])) return std::nullopt;
 
@@ -75,7 +62,7 @@ class WinogradRewriter : public detail::TypedMutator {
     attrs->channels = a.channels;
     attrs->kernel_size = {3, 3};
     attrs->data_layout = a.data_layout;
-    attrs->kernel_layout = "HWOI" + std::to_string(blocks->second) + "o";
+    attrs->kernel_layout = "HWOI" + std::to_string(ob) + "o";
     attrs->out_layout = a.out_layout;
     attrs->out_dtype = a.out_dtype;
     ir::Expr u = ir::ConstantNode::make(winograd::transform_weight(*weight));

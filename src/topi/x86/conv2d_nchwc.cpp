@@ -14,11 +14,7 @@ namespace {
 
 using tir::PrimExpr;
 
-int64_t static_dim(const te::Tensor& t, int axis, const char* what) {
-  std::optional<int64_t> value = tir::as_const_int(t.shape()[axis]);
-  if (!value) throw_error("nn.contrib_conv2d_NCHWc: ", what, " dim ", axis, " is not static");
-  return *value;
-}
+constexpr const char* kOp = "nn.contrib_conv2d_NCHWc";
 
 // True when layout is `primal` followed by blocks "<digits><letter>" whose letters are exactly
 // `sub_axes` in order (e.g. "OIHW" + "16i16o" for sub_axes "io").
@@ -50,14 +46,15 @@ std::vector<te::Tensor> conv2d_nchwc_compute(const ComputeArgs& args) {
   te::Tensor data = args.inputs[0], weight = args.inputs[1];
   DataType out_dtype = args.out_dtype();
 
-  const int64_t in_blocks = static_dim(data, 1, "data"), height = static_dim(data, 2, "data"),
-                width = static_dim(data, 3, "data"), in_bn = static_dim(data, 4, "data");
-  const int64_t w_out_blocks = static_dim(weight, 0, "weight");
-  const int64_t w_in_blocks = static_dim(weight, 1, "weight");
-  const int64_t kernel_h = static_dim(weight, 2, "weight"),
-                kernel_w = static_dim(weight, 3, "weight");
-  const int64_t w_in_bn = static_dim(weight, 4, "weight"),
-                w_out_bn = static_dim(weight, 5, "weight");
+  const int64_t in_blocks = static_dim(data, 1, kOp, "data"),
+                height = static_dim(data, 2, kOp, "data"), width = static_dim(data, 3, kOp, "data"),
+                in_bn = static_dim(data, 4, kOp, "data");
+  const int64_t w_out_blocks = static_dim(weight, 0, kOp, "weight");
+  const int64_t w_in_blocks = static_dim(weight, 1, kOp, "weight");
+  const int64_t kernel_h = static_dim(weight, 2, kOp, "weight"),
+                kernel_w = static_dim(weight, 3, kOp, "weight");
+  const int64_t w_in_bn = static_dim(weight, 4, kOp, "weight"),
+                w_out_bn = static_dim(weight, 5, kOp, "weight");
   std::vector<PrimExpr> out_shape = args.out_shape();
   const int64_t out_bn = *tir::as_const_int(out_shape[4]);
 
@@ -129,22 +126,6 @@ std::vector<te::Tensor> conv2d_nchwc_compute(const ComputeArgs& args) {
       },
       "conv2d_NCHWc", {"n", "oc_chunk", "oh", "ow", "oc_block"});
   return {out};
-}
-
-// The padded copy of the input (when the conv pads): a parallel, vectorized copy at the root.
-void schedule_padding(tir::Schedule& sch, int64_t lanes) {
-  bool found = false;
-  for (const tir::BlockRV& b : sch.get_child_blocks(sch.get_block("root")))
-    found |= b.name == "pad_temp";
-  if (!found) return;
-  tir::BlockRV pad = sch.get_block("pad_temp");
-  std::vector<tir::LoopRV> loops = sch.get_loops(pad);  // n, c_chunk, h, w, c_block, unit
-  if (loops.size() != 6) return;
-  try_step(sch, [&](tir::Schedule& s) {
-    s.reorder({loops[5], loops[4]});
-    if (loop_extent(s, loops[4]).value_or(0) <= lanes) s.vectorize(loops[4]);
-  });
-  try_step(sch, [&](tir::Schedule& s) { s.parallel(s.fuse({loops[0], loops[1], loops[2]})); });
 }
 
 // The conv nest tiled with ow_block pixels (a split that leaves a guard when it does not

@@ -24,12 +24,7 @@ using tir::PrimExpr;
 using winograd::kInputTransform;
 using winograd::kOutputTransform;
 
-int64_t static_dim(const te::Tensor& t, int axis, const char* what) {
-  std::optional<int64_t> value = tir::as_const_int(t.shape()[axis]);
-  if (!value)
-    throw_error("nn.contrib_conv2d_winograd_NCHWc: ", what, " dim ", axis, " is not static");
-  return *value;
-}
+constexpr const char* kOp = "nn.contrib_conv2d_winograd_NCHWc";
 
 // sum_k coefficient(k) * term(k) over the nonzero coefficients, without multiplying by +-1.
 template <typename Coefficient, typename Term>
@@ -71,12 +66,13 @@ std::vector<te::Tensor> conv2d_winograd_compute(const ComputeArgs& args) {
   if (data.shape().size() != 5 || weight.shape().size() != 5)
     throw_error("nn.contrib_conv2d_winograd_NCHWc: data and weight must be 5-D");
   const DataType dtype = args.out_dtype();
-  const int64_t batch = static_dim(data, 0, "data"), in_chunks = static_dim(data, 1, "data"),
-                height = static_dim(data, 2, "data"), width = static_dim(data, 3, "data"),
-                in_bn = static_dim(data, 4, "data");
-  const int64_t out_chunks = static_dim(weight, 2, "weight"),
-                in_channels = static_dim(weight, 3, "weight"),
-                out_bn = static_dim(weight, 4, "weight");
+  const int64_t batch = static_dim(data, 0, kOp, "data"),
+                in_chunks = static_dim(data, 1, kOp, "data"),
+                height = static_dim(data, 2, kOp, "data"), width = static_dim(data, 3, kOp, "data"),
+                in_bn = static_dim(data, 4, kOp, "data");
+  const int64_t out_chunks = static_dim(weight, 2, kOp, "weight"),
+                in_channels = static_dim(weight, 3, kOp, "weight"),
+                out_bn = static_dim(weight, 4, kOp, "weight");
   if (in_channels != in_chunks * in_bn)
     throw_error("nn.contrib_conv2d_winograd_NCHWc: weight has ", in_channels,
                 " input channels, data ", in_chunks * in_bn);
@@ -175,22 +171,6 @@ std::vector<te::Tensor> conv2d_winograd_compute(const ComputeArgs& args) {
   return {out};
 }
 
-bool has_root_block(tir::Schedule& sch, const std::string& name) {
-  for (const tir::BlockRV& b : sch.get_child_blocks(sch.get_block("root")))
-    if (b.name == name) return true;
-  return false;
-}
-
-// pad_temp: a parallel, vectorized copy at the root.
-void schedule_pad(tir::Schedule& sch, int64_t lanes) {
-  if (!has_root_block(sch, "pad_temp")) return;
-  std::vector<tir::LoopRV> loops = sch.get_loops(sch.get_block("pad_temp"));
-  // n, c_chunk, h, w, c_block, unit
-  sch.reorder({loops[5], loops[4]});
-  if (loop_extent(sch, loops[4]).value_or(0) <= lanes) sch.vectorize(loops[4]);
-  sch.parallel(sch.fuse({loops[0], loops[1], loops[2]}));
-}
-
 // V: parallel over (tile, channel chunk); the 36 points unrolled around the channel vector.
 void schedule_input_transform(tir::Schedule& sch) {
   std::vector<tir::LoopRV> loops = sch.get_loops(sch.get_block("winograd_V"));
@@ -264,7 +244,7 @@ void schedule_conv2d_winograd(tir::Schedule& sch, const ScheduleArgs& args) {
   const int64_t oc_tile = largest_divisor_at_most(oc_chunks, 4);
   const int64_t accumulators = args.vector_bits >= 512 ? 24 : 12;
   const int64_t rows = std::min<int64_t>(tiles, std::min<int64_t>(8, accumulators / oc_tile));
-  schedule_pad(sch, lanes);
+  schedule_padding(sch, lanes);
   schedule_input_transform(sch);
   schedule_batched_gemm(sch, rows, oc_tile);
   schedule_output_transform(sch, args, oc_bn);

@@ -7,6 +7,21 @@
 namespace anvil::topi {
 namespace x86 {
 
+void schedule_padding(tir::Schedule& sch, int64_t lanes) {
+  bool found = false;
+  for (const tir::BlockRV& b : sch.get_child_blocks(sch.get_block("root")))
+    found |= b.name == "pad_temp";
+  if (!found) return;
+  tir::BlockRV pad = sch.get_block("pad_temp");
+  std::vector<tir::LoopRV> loops = sch.get_loops(pad);  // n, c_chunk, h, w, c_block, unit
+  if (loops.size() != 6) return;
+  try_step(sch, [&](tir::Schedule& s) {
+    s.reorder({loops[5], loops[4]});
+    if (loop_extent(s, loops[4]).value_or(0) <= lanes) s.vectorize(loops[4]);
+  });
+  try_step(sch, [&](tir::Schedule& s) { s.parallel(s.fuse({loops[0], loops[1], loops[2]})); });
+}
+
 void place_epilogue(tir::Schedule& sch, const std::vector<std::string>& epilogue_blocks,
                     const tir::LoopRV& loop, int64_t lanes) {
   for (const std::string& name : epilogue_blocks) {
@@ -34,10 +49,6 @@ void place_epilogue(tir::Schedule& sch, const std::vector<std::string>& epilogue
       try_step(sch, [&](tir::Schedule& s) { s.unroll(loops[loops.size() - 2]); });
   }
 }
-
-// The compute and schedule of nn.contrib_conv2d_winograd_NCHWc (conv2d_winograd.cpp).
-void register_conv2d_winograd_compute();
-void schedule_conv2d_winograd(tir::Schedule& sch, const ScheduleArgs& args);
 
 }  // namespace x86
 

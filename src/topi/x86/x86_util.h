@@ -55,6 +55,19 @@ inline int64_t largest_divisor_at_most(int64_t n, int64_t limit) {
   return 1;
 }
 
+// Dimension `axis` of t as a constant; throws Error naming op and what ("data") when it is not
+// static.
+inline int64_t static_dim(const te::Tensor& t, int axis, const char* op, const char* what) {
+  std::optional<int64_t> value = tir::as_const_int(t.shape()[axis]);
+  if (!value) throw_error(op, ": ", what, " dim ", axis, " is not static");
+  return *value;
+}
+
+// The padded copy of a convolution's input, when the function has one (a root block
+// "pad_temp" with loops n, c_chunk, h, w, c_block, unit): a parallel copy, vectorized over the
+// channel block when it fits a vector.
+void schedule_padding(tir::Schedule& sch, int64_t lanes);
+
 // Places the epilogue blocks (elementwise consumers of the anchor) under loop, one after the
 // other, then vectorizes the innermost loop of each when its extent is `lanes` and unrolls the
 // one above it. An epilogue that cannot move stays at the root with parallel outer loops.
@@ -71,5 +84,9 @@ void schedule_pool(tir::Schedule& sch, const ScheduleArgs& args);
 
 // Registers the compute of nn.contrib_conv2d_NCHWc (conv2d_nchwc.cpp).
 void register_conv2d_nchwc_compute();
+
+// The compute and schedule of nn.contrib_conv2d_winograd_NCHWc (conv2d_winograd.cpp).
+void register_conv2d_winograd_compute();
+void schedule_conv2d_winograd(tir::Schedule& sch, const ScheduleArgs& args);
 
 }  // namespace anvil::topi::x86
