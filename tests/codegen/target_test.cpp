@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
+
 #include "anvil/support/error.h"
 
 namespace anvil::codegen {
@@ -54,6 +57,53 @@ TEST(Target, HostIsAConcreteCpu) {
   // The host's own description parses back.
   EXPECT_EQ(Target::parse(host.to_string()).to_string(), host.to_string());
   EXPECT_GE(host.vector_bits(), 128);
+}
+
+// True when the target has exactly the features of the map (what a kernel built for it may use).
+void expect_features(const Target& target, const std::string& triple,
+                     const std::map<std::string, bool>& features) {
+  Target spelled = Target::parse(target.to_string() + " -mtriple=" + triple);
+  std::map<std::string, bool> got = Target::cpu_features(triple, spelled.mcpu);
+  for (const std::string& attr : spelled.mattrs) got[attr.substr(1)] = attr[0] == '+';
+  for (const auto& [name, present] : features)
+    EXPECT_EQ(got.at(name), present) << name << " in " << target.to_string();
+}
+
+// A CPU that LLVM 16 does not name (AMD Zen 5: family 26, getHostCPUName() says "generic")
+// takes the nearest named CPU of its vendor and keeps its own features.
+TEST(Target, UnnamedHostResolvesToTheNearestCpuOfItsVendor) {
+  const std::string triple = "x86_64-pc-linux-gnu";
+  std::map<std::string, bool> zen5 = Target::cpu_features(triple, "znver4");
+  for (const char* extra : {"avx512vp2intersect", "avxvnni", "movdiri", "movdir64b"})
+    zen5[extra] = true;
+  Target host = Target::describe_host(triple, "generic", "amd", zen5);
+  EXPECT_EQ(host.mcpu, "znver4");
+  EXPECT_NE(std::find(host.mattrs.begin(), host.mattrs.end(), "+avx512vp2intersect"),
+            host.mattrs.end());
+  expect_features(host, triple, zen5);
+  EXPECT_EQ(Target::parse(host.to_string()).vector_bits(), 512);
+
+  // A virtual machine that hides AVX-512 from a Zen 4 still resolves within AMD.
+  std::map<std::string, bool> hidden = Target::cpu_features(triple, "znver4");
+  for (auto& [name, present] : hidden)
+    if (name.rfind("avx512", 0) == 0) present = false;
+  Target no_avx512 = Target::describe_host(triple, "", "amd", hidden);
+  EXPECT_TRUE(no_avx512.mcpu.rfind("znver", 0) == 0) << no_avx512.mcpu;
+  expect_features(no_avx512, triple, hidden);
+  EXPECT_EQ(Target::parse(no_avx512.to_string()).vector_bits(), 256);
+
+  for (const char* cpu : {"icelake-server", "skylake-avx512", "haswell"}) {
+    std::map<std::string, bool> features = Target::cpu_features(triple, cpu);
+    Target intel = Target::describe_host(triple, "generic", "intel", features);
+    EXPECT_EQ(intel.mcpu, cpu);
+    EXPECT_TRUE(intel.mattrs.empty()) << intel.to_string();
+  }
+  // A named CPU stays itself; an unknown vendor stays generic, features still exact.
+  std::map<std::string, bool> zen3 = Target::cpu_features(triple, "znver3");
+  EXPECT_EQ(Target::describe_host(triple, "znver3", "amd", zen3).mcpu, "znver3");
+  Target unknown = Target::describe_host(triple, "generic", "", zen3);
+  EXPECT_EQ(unknown.mcpu, "generic");
+  expect_features(unknown, triple, zen3);
 }
 
 TEST(Target, VectorWidthFollowsCpuAndFeatures) {

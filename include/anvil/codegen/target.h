@@ -2,6 +2,7 @@
 // "llvm -mcpu=znver4 -mattr=+avx512f,+fma", or "c".
 #pragma once
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,8 +19,21 @@ struct Target {
   // Parses a target string; throws Error naming the bad part ("unknown target kind 'cuda'",
   // "unknown option '-foo' in target 'llvm -foo'", "unknown CPU 'znver9'").
   static Target parse(std::string_view text);
-  // The host: llvm with the host CPU name and its features.
+  // The host: llvm with the host CPU name and its features. A CPU that LLVM does not name
+  // (newer than LLVM) becomes the nearest named CPU of its vendor (see describe_host).
   static Target host();
+  // The target for a host whose CPU LLVM calls cpu_name ("generic" when it does not know it),
+  // made by vendor ("amd", "intel", anything else) and with these features (LLVM names, true
+  // when present). An unnamed CPU is resolved to the named CPU of the same vendor whose own
+  // features differ least from the host's; the mattrs then list every difference, so the
+  // target has exactly the host's features whatever the name.
+  static Target describe_host(const std::string& triple, const std::string& cpu_name,
+                              const std::string& vendor,
+                              const std::map<std::string, bool>& features);
+  // Every feature that host detection knows, true when cpu (of triple) has it: the form a
+  // host reports.
+  static std::map<std::string, bool> cpu_features(const std::string& triple,
+                                                  const std::string& cpu);
   // The canonical text form that parse reads back.
   std::string to_string() const;
   // Width of the widest vector registers in bits (512 with avx512f, 256 with avx2, ...), used

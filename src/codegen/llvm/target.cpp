@@ -12,6 +12,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <map>
 #include <cstdio>
 #include <mutex>
 #include <sstream>
@@ -61,21 +64,76 @@ std::string join(const std::vector<std::string>& items, const char* separator) {
   return out;
 }
 
-// The host's features that differ from what its CPU name implies (a virtual machine may hide
-// some), as "+name"/"-name" in a stable order.
-std::vector<std::string> host_feature_differences(const std::string& triple,
-                                                  const std::string& cpu) {
-  llvm::StringMap<bool> host_features;
-  if (!llvm::sys::getHostCPUFeatures(host_features)) return {};
+// The features that differ from what cpu implies, as "+name"/"-name" in a stable order (a
+// virtual machine may hide some, a CPU newer than its name has more).
+std::vector<std::string> feature_differences(const std::string& triple, const std::string& cpu,
+                                             const std::map<std::string, bool>& features) {
   auto cpu_defaults = subtarget_info(triple, cpu, "");
   std::vector<std::string> differences;
-  for (const auto& entry : host_features) {
-    std::string name = entry.getKey().str();
+  for (const auto& [name, present] : features) {
     bool implied = cpu_defaults->checkFeatures("+" + name);
-    if (implied != entry.getValue()) differences.push_back((entry.getValue() ? "+" : "-") + name);
+    if (implied != present) differences.push_back((present ? "+" : "-") + name);
   }
   std::sort(differences.begin(), differences.end());
   return differences;
+}
+
+// Named CPUs by vendor, newest first (a tie in distance goes to the newer one). Names that this
+// LLVM does not know are skipped.
+const std::vector<std::string>& named_cpus(const std::string& vendor) {
+  static const std::vector<std::string> amd = {
+      "znver4", "znver3", "znver2", "znver1",   "bdver4", "bdver3",
+      "bdver2", "bdver1", "btver2", "amdfam10", "k8-sse3"};
+  static const std::vector<std::string> intel = {
+      "graniterapids",  "sapphirerapids", "alderlake",      "icelake-server",
+      "tigerlake",      "icelake-client", "cooperlake",     "cascadelake",
+      "cannonlake",     "skylake-avx512", "skylake",        "broadwell",
+      "haswell",        "ivybridge",      "sandybridge",    "westmere",
+      "nehalem",        "core2"};
+  static const std::vector<std::string> none;
+  if (vendor == "amd") return amd;
+  if (vendor == "intel") return intel;
+  return none;
+}
+
+// The named CPU of vendor whose implied features differ from `features` in the fewest places.
+std::string nearest_named_cpu(const std::string& triple, const std::string& vendor,
+                              const std::map<std::string, bool>& features) {
+  auto probe = subtarget_info(triple, "", "");
+  std::string best = "generic";
+  size_t best_distance = SIZE_MAX;
+  for (const std::string& cpu : named_cpus(vendor)) {
+    if (!probe->isCPUStringValid(cpu)) continue;
+    size_t distance = feature_differences(triple, cpu, features).size();
+    if (distance < best_distance) {
+      best = cpu;
+      best_distance = distance;
+    }
+  }
+  return best;
+}
+
+std::map<std::string, bool> host_features() {
+  llvm::StringMap<bool> found;
+  std::map<std::string, bool> features;
+  if (!llvm::sys::getHostCPUFeatures(found)) return features;
+  for (const auto& entry : found) features[entry.getKey().str()] = entry.getValue();
+  return features;
+}
+
+std::string host_vendor() {
+#if defined(__x86_64__) || defined(__i386__)
+  using llvm::sys::detail::x86::VendorSignatures;
+  switch (llvm::sys::detail::x86::getVendorSignature()) {
+    case VendorSignatures::GENUINE_INTEL:
+      return "intel";
+    case VendorSignatures::AUTHENTIC_AMD:
+      return "amd";
+    default:
+      break;
+  }
+#endif
+  return "";
 }
 
 }  // namespace
@@ -86,8 +144,9 @@ ResolvedTarget resolve_target(const Target& target) {
   resolved.opt_level = target.opt_level;
   std::vector<std::string> features;
   if (target.mcpu.empty() && target.mtriple.empty()) {
-    resolved.cpu = llvm::sys::getHostCPUName().str();
-    features = host_feature_differences(resolved.triple, resolved.cpu);
+    Target host = Target::host();
+    resolved.cpu = host.mcpu;
+    features = host.mattrs;
   } else {
     resolved.cpu = target.mcpu.empty() ? "generic" : target.mcpu;
   }
@@ -213,11 +272,33 @@ Target Target::parse(std::string_view text) {
 }
 
 Target Target::host() {
+  // Asking LLVM about the host is slow enough (a subtarget per candidate) to do once.
+  static const Target host =
+      describe_host(llvm::sys::getDefaultTargetTriple(), llvm::sys::getHostCPUName().str(),
+                    llvm_backend::host_vendor(), llvm_backend::host_features());
+  return host;
+}
+
+Target Target::describe_host(const std::string& triple, const std::string& cpu_name,
+                             const std::string& vendor,
+                             const std::map<std::string, bool>& features) {
   Target target;
-  std::string triple = llvm::sys::getDefaultTargetTriple();
-  target.mcpu = llvm::sys::getHostCPUName().str();
-  target.mattrs = llvm_backend::host_feature_differences(triple, target.mcpu);
+  target.mcpu = cpu_name;
+  if (cpu_name.empty() || cpu_name == "generic") {
+    target.mcpu = llvm_backend::nearest_named_cpu(triple, vendor, features);
+  }
+  target.mattrs = llvm_backend::feature_differences(triple, target.mcpu, features);
   return target;
+}
+
+std::map<std::string, bool> Target::cpu_features(const std::string& triple,
+                                                 const std::string& cpu) {
+  // LLVM 16 keeps its feature table private; the names the host reports (every feature the
+  // host detection knows, present or not) are the universe a host description can hold.
+  auto info = llvm_backend::subtarget_info(triple, cpu, "");
+  std::map<std::string, bool> features = llvm_backend::host_features();
+  for (auto& [name, present] : features) present = info->checkFeatures("+" + name);
+  return features;
 }
 
 std::string Target::to_string() const {
