@@ -1,6 +1,7 @@
 // export_library: a .tar (mod.so, mod.json, mod.params, as tvmc writes) or one self-contained
-// .so whose data symbols hold the graph JSON and the params. Both are built in a private
-// temporary directory and renamed into place, so a failure leaves no partial file.
+// .so whose data symbols hold the graph JSON and the params; for the VM a .tar of mod.so and
+// mod.vm. All are built in a private temporary directory and renamed into place, so a failure
+// leaves no partial file.
 #include "driver/export.h"
 
 #include <archive.h>
@@ -201,17 +202,25 @@ void write_tar(const fs::path& path, const std::vector<std::pair<std::string, st
   check(archive_write_close(writer.get()), "closing the archive");
 }
 
-void export_tar(const ScratchDir& scratch, const std::string& graph_json,
-                const std::vector<tir::PrimFunc>& funcs, const codegen::Target& target,
-                const codegen::ObjectCode* object_code, const std::string& params_bytes,
-                const fs::path& staged, const std::string& compiler, const std::string& what) {
+// The bytes of the kernel library (mod.so of a .tar), built in the scratch directory.
+std::string tar_kernel_library(const ScratchDir& scratch, const std::vector<tir::PrimFunc>& funcs,
+                               const codegen::Target& target,
+                               const codegen::ObjectCode* object_code, const std::string& compiler,
+                               const std::string& what) {
   fs::path library = scratch.path() / "mod.so";
   if (target.kind == "c")
     codegen::write_c_library(funcs, library.string(), compiler);
   else
     write_kernel_library(funcs, target, object_code, library, compiler, what);
+  return read_bytes(library, what);
+}
+
+void export_tar(const ScratchDir& scratch, const std::string& graph_json,
+                const std::vector<tir::PrimFunc>& funcs, const codegen::Target& target,
+                const codegen::ObjectCode* object_code, const std::string& params_bytes,
+                const fs::path& staged, const std::string& compiler, const std::string& what) {
   write_tar(staged,
-            {{"mod.so", read_bytes(library, what)},
+            {{"mod.so", tar_kernel_library(scratch, funcs, target, object_code, compiler, what)},
              {"mod.json", graph_json},
              {"mod.params", params_bytes}},
             what);
@@ -268,6 +277,29 @@ void export_package(const std::string& path, const std::string& graph_json,
   else
     export_shared(scratch, graph_json, lowered_funcs, target, object_code, params_bytes, staged,
                   compiler, what);
+  fs::rename(staged, target_path, ec);
+  if (ec) throw_error(what, ": cannot move it into place: ", ec.message());
+}
+
+void export_vm_package(const std::string& path, const std::string& exec_bytes,
+                       const std::vector<tir::PrimFunc>& lowered_funcs,
+                       const codegen::Target& target, const std::string& compiler,
+                       const codegen::ObjectCode* object_code) {
+  std::string what = "cannot write package '" + path + "'";
+  fs::path target_path(path);
+  std::string extension = target_path.extension().string();
+  // The self-contained .so embeds a graph; a VM package has no such form yet.
+  if (extension == ".so") throw_error(what, ": VM packages are written as .tar");
+  if (extension != ".tar") throw_error(what, ": unknown extension '", extension, "' (use .tar)");
+  std::error_code ec;
+  if (fs::is_directory(target_path, ec)) throw_error(what, ": it is a directory");
+  ScratchDir scratch(target_path);
+  fs::path staged = scratch.path() / "staged.tar";
+  write_tar(
+      staged,
+      {{"mod.so", tar_kernel_library(scratch, lowered_funcs, target, object_code, compiler, what)},
+       {"mod.vm", exec_bytes}},
+      what);
   fs::rename(staged, target_path, ec);
   if (ec) throw_error(what, ": cannot move it into place: ", ec.message());
 }

@@ -1,5 +1,6 @@
 // Writing packages (export_library): .tar (mod.so, mod.json, mod.params) or one
-// self-contained .so; docs/artifact-format.md describes both.
+// self-contained .so, and VM packages (.tar with mod.so, mod.vm); docs/artifact-format.md
+// describes them.
 #pragma once
 
 #include <string>
@@ -22,5 +23,13 @@ void export_package(const std::string& path, const std::string& graph_json,
                     const std::vector<std::pair<std::string, Tensor>>& params,
                     const std::string& compiler = "cc",
                     const codegen::ObjectCode* object_code = nullptr);
+
+// Writes a VM package at path: a .tar of the kernel library (mod.so) and the serialized
+// executable (exec_bytes, vm::save_executable) as mod.vm. Any other extension, .so included,
+// is an Error. Otherwise as export_package.
+void export_vm_package(const std::string& path, const std::string& exec_bytes,
+                       const std::vector<tir::PrimFunc>& lowered_funcs,
+                       const codegen::Target& target, const std::string& compiler = "cc",
+                       const codegen::ObjectCode* object_code = nullptr);
 
 }  // namespace anvil::driver

@@ -10,6 +10,7 @@
 #include "anvil/support/error.h"
 #include "anvil/transform/passes.h"
 #include "driver/compile_kernels.h"
+#include "driver/export.h"
 #include "driver/lower_graph.h"
 #include "driver/pipeline.h"
 #include "driver/vm_compile.h"
@@ -54,10 +55,32 @@ std::vector<std::string> lower_kernel_calls(const VmProgram& program,
 
 }  // namespace
 
-VmModule::VmModule(std::shared_ptr<const vm::Executable> executable)
-    : executable_(std::move(executable)) {}
-VirtualMachine VmModule::create_vm() const { return VirtualMachine(executable_); }
-std::string VmModule::print_bytecode() const { return vm::print_bytecode(*executable_); }
+struct VmModule::Impl {
+  std::shared_ptr<const vm::Executable> executable;
+  std::vector<tir::PrimFunc> kernels;  // lowered, for the library export links
+  codegen::Target target;
+  // The kernels' machine code, linked again by export_library (llvm targets).
+  std::shared_ptr<const codegen::ObjectCode> object_code;
+};
+
+VmModule::VmModule(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
+const std::shared_ptr<const vm::Executable>& VmModule::executable() const {
+  return impl_->executable;
+}
+VirtualMachine VmModule::create_vm() const { return VirtualMachine(impl_->executable); }
+std::string VmModule::print_bytecode() const { return vm::print_bytecode(*impl_->executable); }
+
+void VmModule::export_library(const std::string& path, const std::string& compiler) const {
+  // Serialized first: an executable that cannot be saved fails before anything is linked.
+  std::string exec_bytes;
+  try {
+    exec_bytes = vm::save_executable(*impl_->executable);
+  } catch (const Error& e) {
+    throw_error("cannot write package '", path, "': ", e.what());
+  }
+  export_vm_package(path, exec_bytes, impl_->kernels, impl_->target, compiler,
+                    impl_->object_code.get());
+}
 
 VmModule build_vm(const ir::IRModule& mod,
                   const std::vector<std::pair<std::string, Tensor>>& params,
@@ -65,7 +88,7 @@ VmModule build_vm(const ir::IRModule& mod,
   BuildStart begun = start_build(mod, params, options);
   ir::IRModule optimized =
       optimize_before_fusion(begun.bound, options.pass_context, begun.vector_bits / 32);
-  VmProgram program = compile_vm_program(optimized, options.pass_context);
+  VmProgram program = compile_vm_program(optimized, options.pass_context, begun.lower_options);
 
   std::vector<tir::PrimFunc> kernels;
   std::vector<std::string> names = lower_kernel_calls(
@@ -82,9 +105,11 @@ VmModule build_vm(const ir::IRModule& mod,
   exec->constants = std::move(program.constants);
   exec->runtime_funcs = std::move(program.runtime_funcs);
   if (options.progress) options.progress("codegen", 0, 1);
-  exec->lib = compile_kernel_library(kernels, begun.target, options.compile_threads).lib;
+  CompiledKernels compiled = compile_kernel_library(kernels, begun.target, options.compile_threads);
+  exec->lib = compiled.lib;
   if (options.progress) options.progress("codegen", 1, 1);
-  return VmModule(std::move(exec));
+  return VmModule(std::make_shared<const VmModule::Impl>(VmModule::Impl{
+      std::move(exec), std::move(kernels), begun.target, std::move(compiled.object_code)}));
 }
 
 }  // namespace anvil::driver

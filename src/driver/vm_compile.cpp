@@ -6,6 +6,8 @@
 #include "driver/vm_compile.h"
 
 #include <functional>
+#include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -71,6 +73,42 @@ std::vector<int64_t> dims_of(const ir::TensorTypeNode& type, const std::string& 
   std::vector<int64_t> dims;
   for (const ir::Dim& dim : *type.shape) dims.push_back(dim.as_int().value_or(-1));
   return dims;
+}
+
+// A dim as a program over the function's size variables (index by name in size_vars); nullopt
+// when it holds an unknown dim (?) or a variable that no input binds.
+std::optional<vm::DimProgram> dim_program(const ir::Dim& dim,
+                                          const std::map<std::string, int64_t>& size_vars) {
+  vm::DimProgram program;
+  using Op = vm::DimProgram::Op;
+  std::function<bool(const ir::Dim&)> emit = [&](const ir::Dim& d) {
+    switch (d.kind()) {
+      case ir::DimKind::Int:
+        program.steps.push_back({Op::Const, d.int_value()});
+        return true;
+      case ir::DimKind::Var: {
+        auto it = size_vars.find(d.var_name());
+        if (it == size_vars.end()) return false;
+        program.steps.push_back({Op::Var, it->second});
+        return true;
+      }
+      case ir::DimKind::Any:
+        return false;
+      default:
+        break;
+    }
+    if (!emit(d.lhs()) || !emit(d.rhs())) return false;
+    Op op = d.kind() == ir::DimKind::Add        ? Op::Add
+            : d.kind() == ir::DimKind::Mul      ? Op::Mul
+            : d.kind() == ir::DimKind::FloorDiv ? Op::FloorDiv
+            : d.kind() == ir::DimKind::FloorMod ? Op::FloorMod
+            : d.kind() == ir::DimKind::Min      ? Op::Min
+                                                : Op::Max;
+    program.steps.push_back({op, 0});
+    return true;
+  };
+  if (!emit(dim)) return std::nullopt;
+  return program;
 }
 
 // Nodes the walk descends into inside a region (If branches excluded) or everywhere.
@@ -146,7 +184,8 @@ PackedFunc reference_group(const ir::Function& fn, const std::string& name) {
 
 class VmCompiler {
  public:
-  explicit VmCompiler(const transform::PassContext& ctx) : ctx_(ctx) {}
+  VmCompiler(const transform::PassContext& ctx, const lower::LowerGroupOptions& lower_options)
+      : ctx_(ctx), lower_options_(lower_options) {}
 
   VmProgram compile(const ir::Function& main) {
     Env env;
@@ -158,6 +197,21 @@ class VmCompiler {
       program_.main.params.push_back(
           InputInfo{param->name, dims_of(*tensor, "input '" + param->name + "'"), tensor->dtype});
       env[param.get()] = RegValue{new_reg(), {}, false};
+      // Size variables, in order of first appearance; a bare one binds from this input.
+      for (const ir::Dim& dim : *tensor->shape)
+        for (const std::string& name : dim.free_vars())
+          if (size_vars_.emplace(name, int64_t(program_.main.size_vars.size())).second)
+            program_.main.size_vars.push_back(name);
+    }
+    for (size_t i = 0; i < main->params.size(); ++i) {
+      const auto* tensor = ir::as<ir::TensorTypeNode>(type_of(main->params[i]));
+      std::vector<vm::DimProgram> dims;
+      for (const ir::Dim& dim : *tensor->shape) {
+        std::optional<vm::DimProgram> program = dim_program(dim, size_vars_);
+        // An unknown dim (?) of an input is checked by nothing: it binds no variable.
+        dims.push_back(program ? *program : vm::DimProgram(-1));
+      }
+      program_.main.param_dims.push_back(std::move(dims));
     }
     RegValue result = compile_region(main->body, env);
     emit(instruction(Opcode::Ret, result.flat()));
@@ -390,12 +444,20 @@ class VmCompiler {
     ANVIL_ICHECK(call.checked_type, "vm compile: an untyped group call");
     flatten_type(call.checked_type, out_types);
 
-    bool compiled = true;
-    for (const ir::Var& param : fn->params) {
-      const auto* tensor = ir::as<ir::TensorTypeNode>(type_of(param));
-      compiled &= tensor && tensor->static_shape().has_value();
-    }
-    for (const ir::TensorTypeNode* type : out_types) compiled &= type->static_shape().has_value();
+    // A kernel needs every dim static or computable from the size variables the inputs bind.
+    bool compiled = true, dynamic = false;
+    auto expressible = [&](const ir::TensorTypeNode* tensor) {
+      if (!tensor || !tensor->shape) return false;
+      for (const ir::Dim& dim : *tensor->shape) {
+        if (dim.is_static()) continue;
+        dynamic = true;
+        if (!dim_program(dim, size_vars_)) return false;
+      }
+      return true;
+    };
+    for (const ir::Var& param : fn->params)
+      compiled &= expressible(ir::as<ir::TensorTypeNode>(type_of(param)));
+    for (const ir::TensorTypeNode* type : out_types) compiled &= expressible(type);
     ir::post_order_visit(fn->body, [&](const ir::Expr& e) {
       const auto* inner = ir::as<ir::CallNode>(e);
       if (!inner) return;
@@ -403,9 +465,22 @@ class VmCompiler {
       if (!op || !topi::find_compute(op->name)) compiled = false;
       if (op && !reference::find_kernel(op->name)) missing_kernels_.insert(op->name);
       if (!op) missing_kernels_.insert(ir::expr_kind_name(inner->callee->kind));
-      const auto* type = ir::as<ir::TensorTypeNode>(inner->checked_type);
-      if (type && !type->static_shape()) compiled = false;
+      std::vector<const ir::TensorTypeNode*> inner_types;
+      if (inner->checked_type) flatten_type(inner->checked_type, inner_types);
+      for (const ir::TensorTypeNode* type : inner_types) compiled &= expressible(type);
     });
+    // Computes that need a static dim decline the dynamic one when the group is lowered.
+    std::string declined;
+    if (compiled && dynamic) {
+      try {
+        lower::LowerGroupOptions naive = lower_options_;
+        naive.schedule = false;
+        lower::lower_primitive(fn, "probe", naive);
+      } catch (const Error& e) {
+        compiled = false;
+        declined = std::string("dynamic shapes declined: ") + e.what();
+      }
+    }
 
     RegValue result;
     std::vector<RegIndex> outputs;
@@ -413,7 +488,8 @@ class VmCompiler {
       for (const ir::TensorTypeNode* type : out_types) {
         RegIndex reg = new_reg();
         Instruction alloc = instruction(Opcode::AllocTensor, {}, {reg});
-        alloc.shape = *type->static_shape();
+        for (const ir::Dim& dim : *type->shape)
+          alloc.shape.push_back(*dim_program(dim, size_vars_));
         alloc.dtype = type->dtype;
         emit(std::move(alloc));
         outputs.push_back(reg);
@@ -423,7 +499,7 @@ class VmCompiler {
     } else {
       for (size_t i = 0; i < out_types.size(); ++i) outputs.push_back(new_reg());
       std::string name = lower::kernel_name_hint(fn);
-      program_.runtime_funcs.push_back(vm::RuntimeFunc{name, reference_group(fn, name)});
+      program_.runtime_funcs.push_back(vm::RuntimeFunc{name, reference_group(fn, name), declined});
       emit(instruction(Opcode::InvokePacked, inputs, outputs,
                        int32_t(program_.runtime_funcs.size() - 1)));
     }
@@ -442,6 +518,8 @@ class VmCompiler {
   }
 
   const transform::PassContext& ctx_;
+  const lower::LowerGroupOptions& lower_options_;
+  std::map<std::string, int64_t> size_vars_;  // size variable -> index in main.size_vars
   VmProgram program_;
   RegIndex next_reg_ = 0;
   std::set<std::string> missing_kernels_;
@@ -454,7 +532,8 @@ class VmCompiler {
 
 }  // namespace
 
-VmProgram compile_vm_program(const ir::IRModule& optimized, const transform::PassContext& ctx) {
+VmProgram compile_vm_program(const ir::IRModule& optimized, const transform::PassContext& ctx,
+                             const lower::LowerGroupOptions& lower_options) {
   ir::IRModule typed = ir::infer_type(optimized);
   ir::Function main = typed.get_function("main");
   ir::IRModule flat = typed;
@@ -462,7 +541,7 @@ VmProgram compile_vm_program(const ir::IRModule& optimized, const transform::Pas
            ir::FunctionNode::make(main->params, transform::detail::inline_bindings(main->body),
                                   main->ret_type, main->func_attrs));
   main = ir::infer_type(flat).get_function("main");
-  return VmCompiler(ctx).compile(main);
+  return VmCompiler(ctx, lower_options).compile(main);
 }
 
 }  // namespace anvil::driver

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "anvil/ir/ir.h"
+#include "anvil/lower/lower.h"
 #include "anvil/runtime/vm_executable.h"
 #include "anvil/transform/pass.h"
 
@@ -27,6 +28,7 @@ struct VmProgram {
 // Compiles @main of optimized (typed, params bound, not yet fused; lets allowed), fusing with
 // the settings of ctx. Throws Error listing every operator with neither a compute nor a
 // reference kernel.
-VmProgram compile_vm_program(const ir::IRModule& optimized, const transform::PassContext& ctx);
+VmProgram compile_vm_program(const ir::IRModule& optimized, const transform::PassContext& ctx,
+                             const lower::LowerGroupOptions& lower_options);
 
 }  // namespace anvil::driver

@@ -20,15 +20,17 @@ struct GroupValue {
   bool is_tuple = false;
 };
 
-std::vector<tir::PrimExpr> static_shape(const ir::Type& type, const std::string& what) {
+// The shape of a parameter's type as index expressions: symbolic dims become the group's
+// size variables. An unknown dim (?) cannot be lowered.
+std::vector<tir::PrimExpr> shape_of(const ir::Type& type, const std::string& what,
+                                    topi::DimVars& dim_vars) {
   const auto* tensor = ir::as<ir::TensorTypeNode>(type);
   if (!tensor || !tensor->has_shape()) throw_error(what, " is not a tensor of known rank");
   std::vector<tir::PrimExpr> shape;
   for (const ir::Dim& dim : *tensor->shape) {
-    auto value = dim.as_int();
-    if (!value)
-      throw_error(what, " has the symbolic dim ", dim.to_string(), "; build needs static shapes");
-    shape.push_back(tir::make_int(*value));
+    if (dim.is_any())
+      throw_error(what, " has an unknown dim (?); a kernel needs every dim named or static");
+    shape.push_back(dim_vars.to_expr(dim));
   }
   return shape;
 }
@@ -71,7 +73,7 @@ class GroupBuilder {
       std::string name = identifier(param->name);
       for (int n = 1; !names.insert(name).second; ++n)
         name = identifier(param->name) + "_" + std::to_string(n);
-      te::Tensor t = te::placeholder(static_shape(type, what), dtype_of(type), name);
+      te::Tensor t = te::placeholder(shape_of(type, what, dim_vars_), dtype_of(type), name);
       values_[param.get()] = GroupValue{t, {}, false};
       inputs.push_back(t);
     }
@@ -127,7 +129,7 @@ class GroupBuilder {
       }
     }
     ANVIL_ICHECK(call.checked_type, "fused group is not typed");
-    topi::ComputeArgs args{call, inputs, call.checked_type};
+    topi::ComputeArgs args{call, inputs, call.checked_type, &dim_vars_};
     std::vector<te::Tensor> outputs = (*compute)(args);
     if (outputs.size() != args.num_outputs())
       throw_error("operator '", op->name, "': compute made ", outputs.size(),
@@ -141,6 +143,7 @@ class GroupBuilder {
 
   const ir::Function& fn_;
   std::unordered_map<const ir::ExprNode*, GroupValue> values_;
+  topi::DimVars dim_vars_;
 };
 
 void flatten_into(const GroupValue& value, std::vector<te::Tensor>& out) {

@@ -1,7 +1,7 @@
-// load_module: reads a .tar package (mod.so, mod.json, mod.params) or a self-contained .so,
-// recognised by content. Everything is checked before the kernel library is loaded, and the
-// library itself is checked to lie within its file, so a damaged package is an Error, never a
-// crash inside the dynamic loader.
+// load_module: reads a .tar package (mod.so, mod.json, mod.params; or mod.so, mod.vm for the
+// VM) or a self-contained .so, recognised by content. Everything is checked before the kernel
+// library is loaded, and the library itself is checked to lie within its file, so a damaged package
+// is an Error, never a crash inside the dynamic loader.
 #include "anvil/runtime/package.h"
 
 #include <archive.h>
@@ -19,6 +19,7 @@
 #include <memory>
 
 #include "anvil/runtime/params.h"
+#include "anvil/runtime/vm_executable.h"
 #include "anvil/support/error.h"
 #include "runtime/binary_io.h"
 #include "runtime/graph_executor_spec.h"
@@ -96,6 +97,7 @@ class PrivateTempDir {
 // The members of a .tar package that anvil reads, by name.
 struct TarMembers {
   std::map<std::string, std::string> files;
+  bool is_vm = false;  // mod.vm and no mod.json
 };
 
 TarMembers read_tar_members(const std::string& bytes, const std::string& what) {
@@ -109,6 +111,7 @@ TarMembers read_tar_members(const std::string& bytes, const std::string& what) {
     throw_error(what, ": corrupt tar archive (", doing, "): ", reason ? reason : "unknown error");
   };
   TarMembers members;
+  bool vm_member_bad = false;  // mod.vm repeated or not a regular file
   while (true) {
     archive_entry* entry = nullptr;
     int status = archive_read_next_header(reader.get(), &entry);
@@ -117,9 +120,21 @@ TarMembers read_tar_members(const std::string& bytes, const std::string& what) {
     const char* raw_name = archive_entry_pathname(entry);
     std::string name = raw_name ? raw_name : "";
     while (name.starts_with("./")) name.erase(0, 2);
-    if (name != "mod.so" && name != "mod.json" && name != "mod.params") continue;
-    if (archive_entry_filetype(entry) != AE_IFREG)
+    if (name != "mod.so" && name != "mod.json" && name != "mod.params" && name != "mod.vm")
+      continue;
+    // A graph package ignores mod.vm as it ignores any other member; it only matters (and
+    // must be sound) when the package turns out to be a VM package.
+    if (name == "mod.vm" && (vm_member_bad || members.files.count(name))) {
+      vm_member_bad = true;
+      continue;
+    }
+    if (archive_entry_filetype(entry) != AE_IFREG) {
+      if (name == "mod.vm") {
+        vm_member_bad = true;
+        continue;
+      }
       throw_error(what, ": member ", name, " is not a regular file");
+    }
     if (members.files.count(name)) throw_error(what, ": member ", name, " appears twice");
     la_int64_t size = archive_entry_size(entry);
     // A header cannot honestly declare more data than the archive holds.
@@ -135,6 +150,13 @@ TarMembers read_tar_members(const std::string& bytes, const std::string& what) {
       done += size_t(got);
     }
     members.files.emplace(name, std::move(data));
+  }
+  members.is_vm =
+      !members.files.count("mod.json") && (members.files.count("mod.vm") || vm_member_bad);
+  if (members.is_vm) {
+    if (vm_member_bad) throw_error(what, ": member mod.vm appears twice or is not a regular file");
+    if (!members.files.count("mod.so")) throw_error(what, ": the archive has no member mod.so");
+    return members;
   }
   for (const char* required : {"mod.json", "mod.so", "mod.params"})
     if (!members.files.count(required)) throw_error(what, ": the archive has no member ", required);
@@ -181,33 +203,43 @@ void validate_package(const Package& package, const std::string& what,
   }
 }
 
+// The kernel library of a .tar package (its mod.so member), checked, extracted and loaded.
+Module load_tar_library(const std::string& path, const std::string& library,
+                        const std::string& what) {
+  if (!looks_like_elf(library)) throw_error(what, ": mod.so is not an ELF shared object");
+  check_elf_layout(library, what + ": mod.so");
+  PrivateTempDir dir;
+  fs::path so_path = dir.path() / "mod.so";
+  {
+    std::ofstream out(so_path, std::ios::binary);
+    out.write(library.data(), std::streamsize(library.size()));
+    if (!out.flush()) throw_error(what, ": cannot extract mod.so to ", detail::quoted(dir.path()));
+  }
+  // The mapping stays valid after the file and directory are gone.
+  try {
+    return renamed(Module::load_shared(so_path.string()), path);
+  } catch (const Error& e) {
+    throw_error(what, ": mod.so: ", e.what());
+  }
+}
+
 Package load_tar_package(const std::string& path, const std::string& bytes,
                          const std::string& what) {
   TarMembers members = read_tar_members(bytes, what);
   Package package;
+  if (members.is_vm) {
+    // The executable's kernels and runtime functions are looked up as it loads, so the
+    // library comes first; load_executable checks everything else.
+    package.lib = load_tar_library(path, members.files["mod.so"], what);
+    package.vm_executable = std::make_shared<const vm::Executable>(
+        vm::load_executable(members.files["mod.vm"], package.lib, what + ": mod.vm"));
+    return package;
+  }
   package.graph_json = std::move(members.files["mod.json"]);
   // Graph and params are checked before any code is loaded; kernels are checked after.
   detail::parse_graph_json(package.graph_json, what + ": mod.json");
   package.params = load_params(members.files["mod.params"], what + ": mod.params");
-  const std::string& library = members.files["mod.so"];
-  if (!looks_like_elf(library)) throw_error(what, ": mod.so is not an ELF shared object");
-  check_elf_layout(library, what + ": mod.so");
-  {
-    PrivateTempDir dir;
-    fs::path so_path = dir.path() / "mod.so";
-    {
-      std::ofstream out(so_path, std::ios::binary);
-      out.write(library.data(), std::streamsize(library.size()));
-      if (!out.flush())
-        throw_error(what, ": cannot extract mod.so to ", detail::quoted(dir.path()));
-    }
-    try {
-      package.lib = renamed(Module::load_shared(so_path.string()), path);
-    } catch (const Error& e) {
-      throw_error(what, ": mod.so: ", e.what());
-    }
-    // The mapping stays valid after the file and directory are gone.
-  }
+  package.lib = load_tar_library(path, members.files["mod.so"], what);
   validate_package(package, what, what + ": mod.json");
   return package;
 }
@@ -262,9 +294,19 @@ Package load_shared_package(const std::string& path, const std::string& bytes,
 }  // namespace
 
 GraphExecutor Package::create_executor(Device device) const {
+  if (is_vm())
+    throw_error("create_executor: this package holds a VM executable (mod.vm); use create_vm");
   GraphExecutor executor(graph_json, lib, device);
   executor.load_params(params);
   return executor;
+}
+
+VirtualMachine Package::create_vm(Device device) const {
+  if (!is_vm())
+    throw_error(
+        "create_vm: this package holds a graph (mod.json), not a VM executable; use "
+        "create_executor");
+  return VirtualMachine(vm_executable, device);
 }
 
 Package load_module(const std::string& path) {

@@ -3,9 +3,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <limits>
 
 #include "anvil/support/error.h"
 #include "anvil/support/half.h"
+#include "runtime/binary_io.h"
 
 namespace anvil {
 
@@ -83,10 +85,15 @@ std::string shape_to_string(std::span<const int64_t> shape) {
 Tensor Tensor::empty(std::vector<int64_t> shape, DataType dtype, Device device) {
   check_shape(shape);
   check_cpu(device);
+  // Shapes computed at run time (the VM's dims) can be anything: a size or stride that
+  // overflows int64 is an Error, not a wrong allocation.
+  int64_t bytes = 0;
+  if (!detail::checked_byte_size(shape, dtype.bytes(), &bytes) ||
+      bytes > std::numeric_limits<int64_t>::max() - int64_t(kAlignment))
+    throw_error("tensor shape ", shape, " of ", dtype.to_string(), " is too large to allocate");
   auto node = make_ref<Node>();
   node->shape = std::move(shape);
   node->finish_layout();
-  int64_t bytes = shape_numel(node->shape) * dtype.bytes();
   size_t alloc = size_t((bytes + kAlignment - 1) / kAlignment * kAlignment);
   void* data = std::aligned_alloc(kAlignment, alloc == 0 ? kAlignment : alloc);
   if (!data) throw_error("out of memory allocating a tensor of ", bytes, " bytes");

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <map>
+#include <utility>
 
 #include "anvil/runtime/vm_executable.h"
 #include "anvil/support/error.h"
@@ -38,6 +40,9 @@ class VirtualMachine::Impl {
     storage_.resize(main.instructions.size());
     for (const std::string& name : exec_->kernel_names)
       kernels_.push_back(exec_->lib.function(name));
+    size_values_.resize(main.size_vars.size());
+    size_source_.resize(main.size_vars.size());
+    size_dim_.resize(main.size_vars.size());
   }
 
   const vm::Function& main() const { return exec_->functions[0]; }
@@ -59,7 +64,10 @@ class VirtualMachine::Impl {
     std::vector<int64_t> shape = value.shape_vector();
     bool fits = value.dtype() == info.dtype && shape.size() == info.shape.size();
     for (size_t d = 0; fits && d < shape.size(); ++d)
-      fits = info.shape[d] < 0 || info.shape[d] == shape[d];
+      if (info.shape[d] >= 0 && info.shape[d] != shape[d])
+        throw_error("set_input: input '", info.name, "' has ", shape[d], " in dim ", d,
+                    ", but the model fixes that dim at ", info.shape[d], " (expects ",
+                    describe(info.shape, info.dtype), ")");
     if (!fits)
       throw_error("set_input: input '", info.name, "' expects ", describe(info.shape, info.dtype),
                   ", got ", describe(shape, value.dtype()));
@@ -75,6 +83,7 @@ class VirtualMachine::Impl {
       if (!inputs_[i].defined()) throw_error("run: input '", fn.params[i].name, "' was not set");
       registers_[i] = inputs_[i];
     }
+    bind_size_vars();
     outputs_.clear();
     size_t pc = 0;
     while (true) {
@@ -84,12 +93,9 @@ class VirtualMachine::Impl {
         case vm::Opcode::LoadConst:
           registers_[size_t(in.dsts[0])] = exec_->constants[size_t(in.index)];
           break;
-        case vm::Opcode::AllocTensor: {
-          Tensor& storage = storage_[pc];
-          if (!storage.defined()) storage = Tensor::empty(in.shape, in.dtype, device_);
-          registers_[size_t(in.dsts[0])] = storage;
+        case vm::Opcode::AllocTensor:
+          registers_[size_t(in.dsts[0])] = allocate(pc, in);
           break;
-        }
         case vm::Opcode::InvokeKernel:
           invoke_kernel(pc, in);
           break;
@@ -127,6 +133,77 @@ class VirtualMachine::Impl {
   }
 
  private:
+  // Binds the size variables from the inputs' shapes: a dim that is a bare variable binds it
+  // from the first input that has it; every other symbolic dim must then agree.
+  void bind_size_vars() {
+    const vm::Function& fn = main();
+    if (fn.size_vars.empty()) return;
+    std::fill(size_source_.begin(), size_source_.end(), -1);
+    for (size_t i = 0; i < fn.param_dims.size(); ++i) {
+      std::span<const int64_t> shape = inputs_[i].shape();
+      for (size_t d = 0; d < fn.param_dims[i].size() && d < shape.size(); ++d) {
+        const vm::DimProgram& dim = fn.param_dims[i][d];
+        if (dim.steps.size() != 1 || dim.steps[0].op != vm::DimProgram::Op::Var) continue;
+        size_t var = size_t(dim.steps[0].value);
+        ANVIL_ICHECK(var < size_values_.size(), "vm: a size variable out of range");
+        if (size_source_[var] < 0) {
+          size_values_[var] = shape[d];
+          size_source_[var] = int(i);
+          size_dim_[var] = d;
+        } else if (size_values_[var] != shape[d]) {
+          const std::string& first = fn.params[size_t(size_source_[var])].name;
+          throw_error("run: input '", fn.params[i].name, "' has ", fn.size_vars[var], " = ",
+                      shape[d], " in dim ", d, ", but input '", first, "' has ", fn.size_vars[var],
+                      " = ", size_values_[var], " in dim ", size_dim_[var]);
+        }
+      }
+    }
+    for (size_t i = 0; i < fn.param_dims.size(); ++i) {
+      std::span<const int64_t> shape = inputs_[i].shape();
+      for (size_t d = 0; d < fn.param_dims[i].size() && d < shape.size(); ++d) {
+        const vm::DimProgram& dim = fn.param_dims[i][d];
+        if (dim.is_static()) continue;
+        int64_t expected = dim.evaluate(size_values_);
+        if (expected != shape[d])
+          throw_error("run: input '", fn.params[i].name, "' has ", shape[d], " in dim ", d,
+                      ", expected ", dim.to_string(fn.size_vars), " = ", expected);
+      }
+    }
+  }
+
+  // The storage of an AllocTensor: kept by the instruction while its shape repeats; when the
+  // shape changes, the old storage goes to a pool keyed by dtype and element count, from which
+  // a later allocation of that size takes it back, so alternating shapes allocate nothing once
+  // each has been seen.
+  Tensor allocate(size_t pc, const vm::Instruction& in) {
+    shape_scratch_.clear();
+    for (const vm::DimProgram& dim : in.shape) {
+      int64_t extent = dim.is_static() ? dim.steps[0].value : dim.evaluate(size_values_);
+      if (extent < 0)
+        throw_error("vm: instruction ", pc, " allocates a tensor with dim ",
+                    dim.to_string(main().size_vars), " = ", extent);
+      shape_scratch_.push_back(extent);
+    }
+    Tensor& storage = storage_[pc];
+    if (storage.defined()) {
+      std::span<const int64_t> kept = storage.shape();
+      if (std::equal(kept.begin(), kept.end(), shape_scratch_.begin(), shape_scratch_.end()))
+        return storage;
+      pool_.emplace(PoolKey{storage.dtype().to_string(), storage.numel()}, storage);
+      storage = Tensor();
+    }
+    int64_t numel = 1;
+    for (int64_t extent : shape_scratch_) numel *= extent;
+    auto found = pool_.find(PoolKey{in.dtype.to_string(), numel});
+    if (found != pool_.end()) {
+      storage = found->second.view(shape_scratch_);
+      pool_.erase(found);
+    } else {
+      storage = Tensor::empty(shape_scratch_, in.dtype, device_);
+    }
+    return storage;
+  }
+
   void invoke_kernel(size_t pc, const vm::Instruction& in) {
     call_args_.clear();
     for (vm::RegIndex r : in.args) call_args_.emplace_back(registers_[size_t(r)]);
@@ -161,6 +238,12 @@ class VirtualMachine::Impl {
   std::vector<Tensor> inputs_;     // copies of the values set, one per parameter
   std::vector<Tensor> registers_;  // the register file of @main
   std::vector<Tensor> storage_;    // per instruction: the AllocTensor storage kept across runs
+  using PoolKey = std::pair<std::string, int64_t>;  // dtype, element count
+  std::multimap<PoolKey, Tensor> pool_;             // storage set aside when shapes changed
+  std::vector<int64_t> size_values_;                // the size variables of this run
+  std::vector<int> size_source_;                    // the input that bound each, -1 if none
+  std::vector<size_t> size_dim_;                    // the dim each was bound from
+  std::vector<int64_t> shape_scratch_;
   std::vector<PackedFunc> kernels_;
   std::vector<Tensor> outputs_;
   std::vector<Value> call_args_;  // reused argument array

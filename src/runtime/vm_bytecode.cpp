@@ -29,18 +29,29 @@ std::string type_text(const std::vector<int64_t>& shape, DataType dtype) {
   return "Tensor[" + shape_text(shape) + ", " + dtype.to_string() + "]";
 }
 
-std::string instruction_text(const Executable& exec, const Instruction& in) {
+// "Tensor[(batch, 64), float32]": dims over the function's size variables.
+std::string type_text(const std::vector<DimProgram>& shape, DataType dtype,
+                      const std::vector<std::string>& size_vars) {
+  std::string text = "Tensor[(";
+  for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + shape[i].to_string(size_vars);
+  return text + "), " + dtype.to_string() + "]";
+}
+
+std::string instruction_text(const Executable& exec, const Function& fn, const Instruction& in) {
   switch (in.op) {
     case Opcode::LoadConst:
       return reg(in.dsts.at(0)) + " = load_const c" + std::to_string(in.index);
     case Opcode::AllocTensor:
-      return reg(in.dsts.at(0)) + " = alloc_tensor " + type_text(in.shape, in.dtype);
+      return reg(in.dsts.at(0)) + " = alloc_tensor " + type_text(in.shape, in.dtype, fn.size_vars);
     case Opcode::InvokeKernel:
       return "invoke_kernel " + exec.kernel_names.at(size_t(in.index)) + "(" + reg_list(in.args) +
              ") -> (" + reg_list(in.dsts) + ")";
     case Opcode::InvokePacked:
       return reg_list(in.dsts) + " = invoke_packed " +
-             exec.runtime_funcs.at(size_t(in.index)).name + "(" + reg_list(in.args) + ")";
+             exec.runtime_funcs.at(size_t(in.index)).name + "(" + reg_list(in.args) + ")" +
+             (exec.runtime_funcs.at(size_t(in.index)).note.empty()
+                  ? ""
+                  : "  // " + exec.runtime_funcs.at(size_t(in.index)).note);
     case Opcode::If:
       return "if " + reg(in.args.at(0)) + " then " + std::to_string(in.true_target) + " else " +
              std::to_string(in.false_target);
@@ -83,11 +94,14 @@ std::string print_bytecode(const Executable& exec) {
   for (const Function& fn : exec.functions) {
     text += "def @" + fn.name + "(";
     for (size_t i = 0; i < fn.params.size(); ++i)
-      text += (i ? ", " : "") + std::string("%") + fn.params[i].name + ": " +
-              type_text(fn.params[i].shape, fn.params[i].dtype);
+      text +=
+          (i ? ", " : "") + std::string("%") + fn.params[i].name + ": " +
+          (i < fn.param_dims.size() ? type_text(fn.param_dims[i], fn.params[i].dtype, fn.size_vars)
+                                    : type_text(fn.params[i].shape, fn.params[i].dtype));
     text += ") {  // " + std::to_string(fn.num_registers) + " registers\n";
     for (size_t pc = 0; pc < fn.instructions.size(); ++pc)
-      text += "  " + std::to_string(pc) + ": " + instruction_text(exec, fn.instructions[pc]) + "\n";
+      text +=
+          "  " + std::to_string(pc) + ": " + instruction_text(exec, fn, fn.instructions[pc]) + "\n";
     text += "}\n";
   }
   for (size_t c = 0; c < exec.constants.size(); ++c)

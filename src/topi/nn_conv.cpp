@@ -25,7 +25,7 @@ template <typename AttrsT, int N>
 ConvShape conv_shape(const ComputeArgs& args, const AttrsT& a, const nn::LayoutMap& data_map,
                      const nn::LayoutMap& weight_map) {
   ConvShape s;
-  s.data = data_map.primal_shape(nn::static_shape(args.inputs[0]));
+  s.data = data_map.primal_geometry(args.inputs[0].shape(), args.op_name());  // batch may be -1
   s.weight = weight_map.primal_shape(nn::static_shape(args.inputs[1]));
   s.strides = nn::spread(a.strides, N, 1);
   s.dilation = nn::spread(a.dilation, N, 1);

@@ -159,9 +159,9 @@ std::vector<te::Tensor> resize_compute(const ComputeArgs& args) {
   const te::Tensor& data = args.inputs[0];
   const DataType out_dtype = args.out_dtype();
   nn::LayoutMap map(a.layout, nn::spatial_order("NC", N));
-  std::vector<int64_t> in = map.primal_shape(nn::static_shape(data));
+  std::vector<int64_t> in = map.primal_geometry(data.shape(), args.op_name());
   std::vector<PrimExpr> out_shape = args.out_shape();
-  std::vector<int64_t> out = map.primal_shape(nn::static_ints(out_shape, args.op_name()));
+  std::vector<int64_t> out = map.primal_geometry(out_shape, args.op_name());
   std::vector<AxisResize> axes;
   for (int i = 0; i < N; ++i) {
     AxisResize ax = axis_resize(in[size_t(2 + i)], out[size_t(2 + i)], a.size, a.scales,

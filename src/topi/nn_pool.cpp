@@ -96,9 +96,9 @@ std::vector<te::Tensor> pool_compute(const ComputeArgs& args, PoolKind kind, con
   nn::LayoutMap in_map(a.layout, order);
   nn::LayoutMap out_map(a.out_layout.empty() ? a.layout : a.out_layout, order);
   std::vector<PrimExpr> out_shape = args.out_shape();
-  const std::vector<int64_t> in_primal = in_map.primal_shape(nn::static_shape(data));
-  PoolWindows w = pool_windows<N>(a, in_primal,
-                                  out_map.primal_shape(nn::static_ints(out_shape, args.op_name())));
+  // The batch may be a size variable (-1 here); the windows only read the spatial sizes.
+  const std::vector<int64_t> in_primal = in_map.primal_geometry(data.shape(), args.op_name());
+  PoolWindows w = pool_windows<N>(a, in_primal, out_map.primal_geometry(out_shape, args.op_name()));
 
   const bool max = kind == PoolKind::Max || kind == PoolKind::MaxWithArgmax;
   PrimExpr pad_value =
@@ -267,8 +267,8 @@ std::vector<te::Tensor> adaptive_pool(const ComputeArgs& args, bool max, int n,
   nn::LayoutMap in_map(layout, order);
   nn::LayoutMap out_map(out_layout.empty() ? layout : out_layout, order);
   std::vector<PrimExpr> out_shape = args.out_shape();
-  std::vector<int64_t> in = in_map.primal_shape(nn::static_shape(data));
-  std::vector<int64_t> out = out_map.primal_shape(nn::static_ints(out_shape, args.op_name()));
+  std::vector<int64_t> in = in_map.primal_geometry(data.shape(), args.op_name());
+  std::vector<int64_t> out = out_map.primal_geometry(out_shape, args.op_name());
   std::vector<AdaptiveAxis> axes;
   std::vector<int64_t> extents;
   for (int i = 0; i < n; ++i) {

@@ -143,6 +143,24 @@ class LayoutMap {
     return primal;
   }
 
+  // The primal sizes of stored dims that may hold size variables, for the geometry of an op
+  // over (N, C, spatial...): the batch N may be symbolic and reads as -1 (a compute must not
+  // compute with it), any other symbolic dim is an Error (the compute declines it).
+  std::vector<int64_t> primal_geometry(const std::vector<PrimExpr>& stored,
+                                       std::string_view what) const {
+    ANVIL_ICHECK(stored.size() == axes_.size(), "layout ", layout_, " does not fit rank ",
+                 stored.size());
+    std::vector<int64_t> primal(order_.size(), 1);
+    for (size_t i = 0; i < axes_.size(); ++i) {
+      std::optional<int64_t> value = tir::as_const_int(stored[i]);
+      if (!value && !(axes_[i].primal_pos == 0 && axes_[i].factor == 0))
+        throw_error(what, ": dim ", i, " of layout ", layout_,
+                    " is symbolic; only the batch may be");
+      primal[axes_[i].primal_pos] *= value ? *value : -1;
+    }
+    return primal;
+  }
+
   // The stored position of an unsplit primal axis (spatial axes are never blocked).
   size_t stored_axis(char primal) const {
     if (block_of(primal) > 1)
@@ -200,15 +218,17 @@ inline te::Tensor pad_spatial(const te::Tensor& data, const LayoutMap& layout,
   bool any = false;
   for (size_t i = 0; i < axes.size(); ++i) any = any || before[i] != 0 || after[i] != 0;
   if (!any) return data;
-  std::vector<int64_t> shape = static_shape(data);
+  // The padded axes are spatial, so static; others (the batch) may be size variables.
+  std::vector<PrimExpr> shape = data.shape();
   std::vector<size_t> positions;
+  std::vector<int64_t> in_extent;  // of each padded axis
   for (size_t i = 0; i < axes.size(); ++i) {
     positions.push_back(layout.stored_axis(axes[i]));
-    shape[positions.back()] += before[i] + after[i];
+    in_extent.push_back(static_ints({shape[positions.back()]}, "a padded axis")[0]);
+    shape[positions.back()] = tir::make_int(in_extent.back() + before[i] + after[i]);
   }
-  std::vector<int64_t> in_shape = static_shape(data);
   return te::compute(
-      int_exprs(shape),
+      shape,
       [=](const std::vector<tir::Var>& idx) {
         std::vector<PrimExpr> read = var_exprs(idx);
         PrimExpr inside;
@@ -217,7 +237,7 @@ inline te::Tensor pad_spatial(const te::Tensor& data, const LayoutMap& layout,
           if (before[i] == 0 && after[i] == 0) continue;
           read[p] = idx[p] - before[i];
           if (before[i] > 0) inside = and_also(inside, idx[p] >= before[i]);
-          if (after[i] > 0) inside = and_also(inside, idx[p] < before[i] + in_shape[p]);
+          if (after[i] > 0) inside = and_also(inside, idx[p] < before[i] + in_extent[i]);
         }
         if (!inside) return data.at(read);
         return if_then_else(inside, data.at(read), value);

@@ -176,7 +176,16 @@ te::Tensor nan_aware_extreme(const te::Tensor& data, const std::vector<bool>& re
 
 namespace {
 
-// The number of elements folded into each output element.
+// The number of elements folded into each output element, as an index expression (a size
+// variable among the reduced dims makes it symbolic).
+PrimExpr reduced_count_expr(const te::Tensor& data, const std::vector<bool>& reduced) {
+  PrimExpr count = tir::make_int(1);
+  for (size_t d = 0; d < reduced.size(); ++d)
+    if (reduced[d]) count = count * data.shape()[d];
+  return count;
+}
+
+// The same where it must be static.
 int64_t reduced_count(const te::Tensor& data, const std::vector<bool>& reduced) {
   int64_t count = 1;
   for (size_t d = 0; d < reduced.size(); ++d)
@@ -194,7 +203,7 @@ DataType accumulate_dtype(DataType dtype) {
 struct SimpleReduction {
   tir::ReduceKind combiner;
   std::function<PrimExpr(PrimExpr x, DataType acc)> source;
-  std::function<PrimExpr(PrimExpr folded, int64_t count)> finish;  // null: the folded value
+  std::function<PrimExpr(PrimExpr folded, PrimExpr count)> finish;  // null: the folded value
   std::function<DataType(DataType data)> accumulate = accumulate_dtype;
 };
 
@@ -216,7 +225,7 @@ void register_simple_reduction(const std::string& op, SimpleReduction spec) {
                          return tir::ReduceNode::make(spec.combiner, source, p.axes);
                        });
     if (one_stage) return std::vector<te::Tensor>{folded};
-    int64_t count = reduced_count(data, reduced);
+    PrimExpr count = reduced_count_expr(data, reduced);
     return std::vector<te::Tensor>{te::compute(
         folded.shape(),
         [&](const std::vector<Var>& i) {
@@ -246,15 +255,21 @@ void register_arithmetic_reductions() {
   using tir::ReduceKind;
   register_simple_reduction("sum", {ReduceKind::Sum, as_acc, nullptr});
   register_simple_reduction("prod", {ReduceKind::Prod, as_acc, nullptr});
-  register_simple_reduction("mean", {ReduceKind::Sum, as_acc,
-                                     [](PrimExpr sum, int64_t count) -> PrimExpr {
-                                       if (is_float_like(sum.dtype()))
-                                         return sum / tir::make_const(sum.dtype(), count);
-                                       // The reference's integer mean of nothing is 0.
-                                       if (count == 0) return int_const(sum.dtype(), 0);
-                                       return tir::truncdiv(sum, int_const(sum.dtype(), count));
-                                     },
-                                     mean_accumulate});
+  register_simple_reduction(
+      "mean", {ReduceKind::Sum, as_acc,
+               [](PrimExpr sum, PrimExpr count) -> PrimExpr {
+                 std::optional<int64_t> known = tir::as_const_int(count);
+                 if (is_float_like(sum.dtype()))
+                   return sum / (known ? tir::make_const(sum.dtype(), *known)
+                                       : tir::cast(sum.dtype(), count));
+                 // The reference's integer mean of nothing is 0.
+                 if (known)
+                   return *known == 0 ? int_const(sum.dtype(), 0)
+                                      : tir::truncdiv(sum, int_const(sum.dtype(), *known));
+                 PrimExpr divisor = tir::cast(sum.dtype(), tir::max(count, tir::make_int(1)));
+                 return tir::truncdiv(sum, divisor);
+               },
+               mean_accumulate});
   register_simple_reduction(
       "l1_norm", {ReduceKind::Sum,
                   [](PrimExpr x, DataType acc) { return as_acc(abs_value(x), acc); }, nullptr});
@@ -269,13 +284,13 @@ void register_arithmetic_reductions() {
                                           PrimExpr v = as_acc(x, acc);
                                           return v * v;
                                         },
-                                        [](PrimExpr sum, int64_t) {
+                                        [](PrimExpr sum, PrimExpr) {
                                           return tir::call_intrin(sum.dtype(), "sqrt", {sum});
                                         }});
   // all and any of bool data: the min and max of the flags as int32.
   auto flag = [](PrimExpr x, DataType) { return tir::cast(DataType::int32(), x); };
   // Positive rather than non-zero: the max over an empty set is int32's lowest value (false).
-  auto to_bool = [](PrimExpr folded, int64_t) { return folded > 0; };
+  auto to_bool = [](PrimExpr folded, PrimExpr) { return folded > 0; };
   auto int32_acc = [](DataType) { return DataType::int32(); };
   register_simple_reduction("all", {ReduceKind::Min, flag, to_bool, int32_acc});
   register_simple_reduction("any", {ReduceKind::Max, flag, to_bool, int32_acc});

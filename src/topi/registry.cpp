@@ -45,13 +45,50 @@ size_t ComputeArgs::num_outputs() const {
   return 1;
 }
 
+tir::PrimExpr DimVars::to_expr(const ir::Dim& dim) {
+  switch (dim.kind()) {
+    case ir::DimKind::Int:
+      return tir::make_int(dim.int_value());
+    case ir::DimKind::Var: {
+      auto [it, added] = vars_.try_emplace(dim.var_name());
+      if (added) it->second = tir::VarNode::make(dim.var_name());
+      return it->second;
+    }
+    case ir::DimKind::Any:
+      throw_error("an unknown dim (?) has no value a kernel could bind");
+    case ir::DimKind::Add:
+      return to_expr(dim.lhs()) + to_expr(dim.rhs());
+    case ir::DimKind::Mul:
+      return to_expr(dim.lhs()) * to_expr(dim.rhs());
+    case ir::DimKind::FloorDiv:
+      return tir::floordiv(to_expr(dim.lhs()), to_expr(dim.rhs()));
+    case ir::DimKind::FloorMod:
+      return tir::floormod(to_expr(dim.lhs()), to_expr(dim.rhs()));
+    case ir::DimKind::Min:
+      return tir::min(to_expr(dim.lhs()), to_expr(dim.rhs()));
+    case ir::DimKind::Max:
+      return tir::max(to_expr(dim.lhs()), to_expr(dim.rhs()));
+  }
+  ANVIL_ICHECK(false, "a dim of unknown kind");
+  return {};
+}
+
+std::vector<tir::PrimExpr> DimVars::to_exprs(const std::vector<ir::Dim>& dims) {
+  std::vector<tir::PrimExpr> exprs;
+  for (const ir::Dim& dim : dims) exprs.push_back(to_expr(dim));
+  return exprs;
+}
+
 std::vector<tir::PrimExpr> ComputeArgs::out_shape(size_t i) const {
   const ir::TensorTypeNode& type = output_type(out_type, i, op_name());
   std::vector<tir::PrimExpr> shape;
   for (const ir::Dim& dim : *type.shape) {
-    auto value = dim.as_int();
-    if (!value) throw_error(op_name(), ": output dim ", dim.to_string(), " is not static");
-    shape.push_back(tir::make_int(*value));
+    if (auto value = dim.as_int()) {
+      shape.push_back(tir::make_int(*value));
+      continue;
+    }
+    if (!dim_vars) throw_error(op_name(), ": output dim ", dim.to_string(), " is not static");
+    shape.push_back(dim_vars->to_expr(dim));
   }
   return shape;
 }

@@ -26,10 +26,11 @@ inline std::string tensor_name(const std::string& op) {
   return name;
 }
 
-// The value of a static extent; static shapes are a precondition of lowering.
+// The value of a static extent. A symbolic one is an Error: the compute declines the dynamic
+// shape, and the group is not compiled for it.
 inline int64_t static_extent(const PrimExpr& extent) {
   auto value = tir::as_const_int(extent);
-  ANVIL_ICHECK(value.has_value(), "a compute needs static shapes");
+  if (!value) throw_error("a compute needs a static extent here");
   return *value;
 }
 

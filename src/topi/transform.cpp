@@ -10,12 +10,12 @@ namespace anvil::topi {
 namespace transform {
 namespace {
 
-// reshape, squeeze, expand_dims, flatten and nn.batch_flatten keep the row-major element
-// order, so the output's shape (from the type) is all they need.
+// reshape (and reshape_like), squeeze, expand_dims, flatten and nn.batch_flatten keep the
+// row-major element order, so the output's shape (from the type) is all they need.
 std::vector<te::Tensor> reshape_like(const ComputeArgs& args) {
   const te::Tensor& data = args.inputs[0];
-  std::vector<int64_t> in_shape = static_shape(data);
-  std::vector<int64_t> out_shape = static_out_shape(args);
+  std::vector<PrimExpr> in_shape = data.shape();
+  std::vector<PrimExpr> out_shape = args.out_shape();
   return {gather_compute(
       data, out_shape,
       [=](const std::vector<PrimExpr>& out) { return reshape_source(out, out_shape, in_shape); },
@@ -30,7 +30,7 @@ std::vector<te::Tensor> transpose(const ComputeArgs& args) {
     for (int64_t i = rank - 1; i >= 0; --i) perm.push_back(i);
   for (int64_t& p : perm) p = wrap_axis(p, rank);
   return {gather_compute(
-      data, static_out_shape(args),
+      data, args.out_shape(),
       [perm](const std::vector<PrimExpr>& out) {
         std::vector<PrimExpr> from(perm.size());
         for (size_t i = 0; i < perm.size(); ++i) from[size_t(perm[i])] = out[i];
@@ -41,15 +41,15 @@ std::vector<te::Tensor> transpose(const ComputeArgs& args) {
 
 std::vector<te::Tensor> broadcast_to(const ComputeArgs& args) {
   const te::Tensor& data = args.inputs[0];
-  std::vector<int64_t> in_shape = static_shape(data);
-  std::vector<int64_t> out_shape = static_out_shape(args);
+  std::vector<PrimExpr> in_shape = data.shape();
+  std::vector<PrimExpr> out_shape = args.out_shape();
   size_t offset = out_shape.size() - in_shape.size();
   return {gather_compute(
       data, out_shape,
       [=](const std::vector<PrimExpr>& out) {
         std::vector<PrimExpr> from;
         for (size_t i = 0; i < in_shape.size(); ++i)
-          from.push_back(in_shape[i] == 1 ? tir::make_int(0) : out[offset + i]);
+          from.push_back(tir::is_one(in_shape[i]) ? tir::make_int(0) : out[offset + i]);
         return from;
       },
       tensor_name(args))};
@@ -82,7 +82,7 @@ std::vector<te::Tensor> repeat(const ComputeArgs& args) {
   size_t axis = size_t(wrap_axis(attrs.axis, data.ndim()));
   int64_t repeats = attrs.repeats;
   return {gather_compute(
-      data, static_out_shape(args),
+      data, args.out_shape(),
       [=](std::vector<PrimExpr> out) {
         out[axis] = tir::floordiv(out[axis], tir::make_int(repeats));
         return out;
@@ -106,7 +106,8 @@ std::vector<te::Tensor> reverse(const ComputeArgs& args) {
 }  // namespace
 
 void register_transform_shape_computes() {
-  for (const char* op : {"reshape", "squeeze", "expand_dims", "flatten", "nn.batch_flatten"})
+  for (const char* op :
+       {"reshape", "reshape_like", "squeeze", "expand_dims", "flatten", "nn.batch_flatten"})
     register_compute(op, reshape_like);
   register_compute("transpose", transpose);
   register_compute("broadcast_to", broadcast_to);

@@ -18,7 +18,7 @@ std::vector<te::Tensor> layout_transform(const ComputeArgs& args) {
   const auto& attrs = args.attrs_as<ir::LayoutTransformAttrs>();
   Layout src(attrs.src_layout), dst(attrs.dst_layout);
   return {gather_compute(
-      args.inputs[0], static_out_shape(args),
+      args.inputs[0], args.out_shape(),
       [src, dst](const std::vector<PrimExpr>& out) { return src.from_primal(dst.to_primal(out)); },
       tensor_name(args))};
 }

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "anvil/ir/attrs/transform.h"
+#include "topi/topi_util.h"
 #include "topi/transform_util.h"
 
 namespace anvil::topi::transform {
@@ -15,14 +16,15 @@ namespace {
 std::vector<te::Tensor> concatenate(const ComputeArgs& args) {
   std::vector<te::Tensor> parts(args.inputs.begin(), args.inputs.end());
   ANVIL_ICHECK(!parts.empty(), "concatenate of nothing");
-  std::vector<int64_t> out_shape = static_out_shape(args);
+  // Only the concatenated axis must be static; the others may be size variables.
+  std::vector<PrimExpr> out_shape = args.out_shape();
   size_t axis =
       size_t(wrap_axis(args.attrs_as<ir::ConcatenateAttrs>().axis, int64_t(out_shape.size())));
   std::vector<int64_t> offsets, sizes;
   int64_t offset = 0;
   std::vector<te::Tensor> nonempty;
   for (const te::Tensor& part : parts) {
-    int64_t size = static_shape(part)[axis];
+    int64_t size = static_extent(part.shape()[axis]);
     if (size > 0) {
       nonempty.push_back(part);
       offsets.push_back(offset);
@@ -32,13 +34,13 @@ std::vector<te::Tensor> concatenate(const ComputeArgs& args) {
   }
   if (nonempty.empty())  // nothing to read: the output is empty too
     return {te::compute(
-        shape_exprs(out_shape),
+        out_shape,
         [dtype = parts[0].dtype()](const std::vector<tir::Var>&) {
           return tir::make_const(dtype, 0);
         },
         tensor_name(args))};
   return {te::compute(
-      shape_exprs(out_shape),
+      out_shape,
       [=](const std::vector<tir::Var>& vars) {
         std::vector<PrimExpr> out = as_exprs(vars);
         auto read = [&](size_t k) {

@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "anvil/ir/op.h"
+#include "anvil/tir/structural_equal.h"
 
 namespace anvil::topi::transform {
 
@@ -18,7 +19,7 @@ std::vector<int64_t> static_shape(const te::Tensor& t) {
   std::vector<int64_t> shape;
   for (const PrimExpr& dim : t.shape()) {
     auto value = tir::as_const_int(dim);
-    ANVIL_ICHECK(value, "tensor ", t.name(), " has a symbolic dim");
+    if (!value) throw_error("tensor ", t.name(), " has a symbolic dim");
     shape.push_back(*value);
   }
   return shape;
@@ -26,7 +27,11 @@ std::vector<int64_t> static_shape(const te::Tensor& t) {
 
 std::vector<int64_t> static_out_shape(const ComputeArgs& args, size_t i) {
   std::vector<int64_t> shape;
-  for (const PrimExpr& dim : args.out_shape(i)) shape.push_back(*tir::as_const_int(dim));
+  for (const PrimExpr& dim : args.out_shape(i)) {
+    auto value = tir::as_const_int(dim);
+    if (!value) throw_error(args.op_name(), ": output ", i, " has a symbolic dim");
+    shape.push_back(*value);
+  }
   return shape;
 }
 
@@ -106,6 +111,75 @@ std::vector<PrimExpr> reshape_source(const std::vector<PrimExpr>& out_index,
   return source;
 }
 
+PrimExpr ravel(const std::vector<PrimExpr>& index, const std::vector<PrimExpr>& shape) {
+  PrimExpr flat = tir::make_int(0);
+  for (size_t i = 0; i < shape.size(); ++i) flat = flat * shape[i] + index[i];
+  return flat;
+}
+
+std::vector<PrimExpr> unravel(const PrimExpr& flat, const std::vector<PrimExpr>& shape) {
+  std::vector<PrimExpr> index(shape.size());
+  PrimExpr inner = tir::make_int(1);  // elements of the dims after i
+  for (size_t i = shape.size(); i-- > 0;) {
+    PrimExpr coord = tir::is_one(inner) ? flat : tir::floordiv(flat, inner);
+    index[i] = i == 0 ? coord : tir::floormod(coord, shape[i]);
+    inner = inner * shape[i];
+  }
+  return index;
+}
+
+bool same_extent(const PrimExpr& a, const PrimExpr& b) {
+  if (a.get() == b.get()) return true;
+  auto x = tir::as_const_int(a), y = tir::as_const_int(b);
+  if (x && y) return *x == *y;
+  return tir::structural_equal(a, b);
+}
+
+std::vector<PrimExpr> reshape_source(const std::vector<PrimExpr>& out_index,
+                                     const std::vector<PrimExpr>& out_shape,
+                                     const std::vector<PrimExpr>& in_shape) {
+  auto all_static = [](const std::vector<PrimExpr>& shape, size_t from, size_t to,
+                       std::vector<int64_t>& values) {
+    values.clear();
+    for (size_t i = from; i < to; ++i) {
+      auto value = tir::as_const_int(shape[i]);
+      if (!value) return false;
+      values.push_back(*value);
+    }
+    return true;
+  };
+  // Peel dims that are the same on both sides from the front and the back, symbolic or not,
+  // until a size variable no longer stands alone.
+  size_t head = 0;
+  while (head < out_shape.size() && head < in_shape.size() && !tir::as_const_int(out_shape[head]) &&
+         same_extent(out_shape[head], in_shape[head]))
+    ++head;
+  size_t tail = 0;
+  while (tail + head < out_shape.size() && tail + head < in_shape.size() &&
+         !tir::as_const_int(out_shape[out_shape.size() - 1 - tail]) &&
+         same_extent(out_shape[out_shape.size() - 1 - tail], in_shape[in_shape.size() - 1 - tail]))
+    ++tail;
+  size_t out_end = out_shape.size() - tail, in_end = in_shape.size() - tail;
+  std::vector<PrimExpr> source(in_shape.size());
+  for (size_t i = 0; i < head; ++i) source[i] = out_index[i];
+  for (size_t k = 0; k < tail; ++k) source[in_end + k] = out_index[out_end + k];
+  std::vector<PrimExpr> middle_index(out_index.begin() + long(head),
+                                     out_index.begin() + long(out_end));
+  std::vector<int64_t> out_static, in_static;
+  std::vector<PrimExpr> middle;
+  if (all_static(out_shape, head, out_end, out_static) &&
+      all_static(in_shape, head, in_end, in_static)) {
+    middle = reshape_source(middle_index, out_static, in_static);
+  } else {
+    std::vector<PrimExpr> out_mid(out_shape.begin() + long(head),
+                                  out_shape.begin() + long(out_end));
+    std::vector<PrimExpr> in_mid(in_shape.begin() + long(head), in_shape.begin() + long(in_end));
+    middle = unravel(ravel(middle_index, out_mid), in_mid);
+  }
+  for (size_t k = 0; k < middle.size(); ++k) source[head + k] = middle[k];
+  return source;
+}
+
 PrimExpr convert_like_reference(const PrimExpr& value, DataType dtype) {
   DataType from = value.dtype();
   if (from == dtype) return value;
@@ -135,6 +209,18 @@ te::Tensor gather_compute(
     const std::string& name) {
   return te::compute(
       shape_exprs(out_shape),
+      [input, source_index = std::move(source_index)](const std::vector<tir::Var>& idx) {
+        return input.at(source_index(as_exprs(idx)));
+      },
+      name);
+}
+
+te::Tensor gather_compute(
+    const te::Tensor& input, const std::vector<PrimExpr>& out_shape,
+    std::function<std::vector<PrimExpr>(const std::vector<PrimExpr>&)> source_index,
+    const std::string& name) {
+  return te::compute(
+      out_shape,
       [input, source_index = std::move(source_index)](const std::vector<tir::Var>& idx) {
         return input.at(source_index(as_exprs(idx)));
       },

@@ -54,6 +54,15 @@ std::vector<PrimExpr> unravel(const PrimExpr& flat, const std::vector<int64_t>& 
 std::vector<PrimExpr> reshape_source(const std::vector<PrimExpr>& out_index,
                                      const std::vector<int64_t>& out_shape,
                                      const std::vector<int64_t>& in_shape);
+// The same over shapes that may hold size variables: leading and trailing dims that are the
+// same expression on both sides map to themselves, a static middle goes through the runs
+// above, and a symbolic middle through the flat position.
+std::vector<PrimExpr> reshape_source(const std::vector<PrimExpr>& out_index,
+                                     const std::vector<PrimExpr>& out_shape,
+                                     const std::vector<PrimExpr>& in_shape);
+// ravel and unravel over shapes that may hold size variables.
+PrimExpr ravel(const std::vector<PrimExpr>& index, const std::vector<PrimExpr>& shape);
+std::vector<PrimExpr> unravel(const PrimExpr& flat, const std::vector<PrimExpr>& shape);
 
 // value converted to dtype as the reference kernels convert a fill value: a float becomes an
 // integer (or bool) by truncation to int64 first, everything else by a plain cast.
@@ -71,6 +80,13 @@ te::Tensor gather_compute(
     const te::Tensor& input, const std::vector<int64_t>& out_shape,
     std::function<std::vector<PrimExpr>(const std::vector<PrimExpr>&)> source_index,
     const std::string& name);
+te::Tensor gather_compute(
+    const te::Tensor& input, const std::vector<PrimExpr>& out_shape,
+    std::function<std::vector<PrimExpr>(const std::vector<PrimExpr>&)> source_index,
+    const std::string& name);
+
+// True when two shape expressions are the same (the same size variable, or equal constants).
+bool same_extent(const PrimExpr& a, const PrimExpr& b);
 
 // ---------------------------------------------------------------- layouts
 

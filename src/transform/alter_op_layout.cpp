@@ -37,11 +37,23 @@ using detail::transform_layout;
 struct BlockedValue {
   ir::Expr expr;
   int64_t block = 0;
-  std::vector<int64_t> shape;   // the NCHW shape it stands for
+  std::vector<ir::Dim> shape;   // the NCHW shape it stands for; the batch may be symbolic
   int64_t stored_channels = 0;  // channels of expr: shape[1], or more when padded
 
-  bool padded() const { return stored_channels > shape[1]; }
+  int64_t channels() const { return shape[1].int_value(); }
+  bool padded() const { return stored_channels > channels(); }
 };
+
+// The shape of a 4-D NCHW value whose channels and spatial dims are static (the batch may be
+// a size variable: one package then serves every batch); nullopt otherwise.
+std::optional<std::vector<ir::Dim>> nchw_dims(const ir::Expr& e) {
+  std::optional<std::vector<ir::Dim>> dims = detail::shape_dims(e);
+  if (!dims || dims->size() != 4) return std::nullopt;
+  for (size_t i = 1; i < 4; ++i)
+    if (!(*dims)[i].is_static()) return std::nullopt;
+  if ((*dims)[0].is_any()) return std::nullopt;
+  return dims;
+}
 
 std::string blocked_layout(int64_t block) { return "NCHW" + std::to_string(block) + "c"; }
 
@@ -171,7 +183,7 @@ class LayoutAlterer : public detail::TypedMutator {
     return ir::call_op(
         "strided_slice", {nchw},
         ir::make_op_attrs("strided_slice", {{"begin", std::vector<int64_t>{0}},
-                                            {"end", std::vector<int64_t>{b.shape[1]}},
+                                            {"end", std::vector<int64_t>{b.channels()}},
                                             {"strides", std::vector<int64_t>{1}},
                                             {"axes", std::vector<int64_t>{1}}}));
   }
@@ -210,22 +222,23 @@ class LayoutAlterer : public detail::TypedMutator {
     const ir::Expr& data = call.args[0];
     ir::Expr weight = mutate(call.args[1]);
     const Tensor* w = constant_data(weight);
-    std::optional<std::vector<int64_t>> in_shape = static_shape(data);
-    std::optional<std::vector<int64_t>> out_shape = static_shape(self);
+    std::optional<std::vector<ir::Dim>> in_shape = nchw_dims(data);
+    std::optional<std::vector<ir::Dim>> out_shape = nchw_dims(self);
     if (!w || w->ndim() != 4 || w->dtype() != DataType::float32() || !is_float32(data) ||
-        !in_shape || in_shape->size() != 4 || !out_shape || out_shape->size() != 4)
+        !in_shape || !out_shape)
       return std::nullopt;
+    const int64_t in_channels = (*in_shape)[1].int_value();
+    const int64_t out_channels = (*out_shape)[1].int_value();
     std::vector<int64_t> ws = w->shape_vector();
     // Depthwise (one input channel per group, one output channel per input channel) keeps one
     // block for data and output; other grouped convolutions stay as they are.
-    const bool depthwise = a.groups > 1 && a.groups == (*in_shape)[1] && ws[0] == a.groups;
+    const bool depthwise = a.groups > 1 && a.groups == in_channels && ws[0] == a.groups;
     if (a.groups != 1 && !depthwise) return std::nullopt;
-    const int64_t ib = channel_block((*in_shape)[1], lanes_);
-    int64_t ob = depthwise ? ib : channel_block((*out_shape)[1], lanes_);
+    const int64_t ib = channel_block(in_channels, lanes_);
+    int64_t ob = depthwise ? ib : channel_block(out_channels, lanes_);
     const int64_t kernel_ib = depthwise ? 1 : ib;
-    const int64_t stored =
-        depthwise ? (*out_shape)[1] : stored_output_channels((*out_shape)[1], ob);
-    if (stored != (*out_shape)[1]) ob = lanes_;
+    const int64_t stored = depthwise ? out_channels : stored_output_channels(out_channels, ob);
+    if (stored != out_channels) ob = lanes_;
 
     auto attrs = ir::make_attrs<ir::Conv2DAttrs>();
     attrs->strides = a.strides;
@@ -246,7 +259,7 @@ class LayoutAlterer : public detail::TypedMutator {
 
   std::optional<BlockedValue> rewrite_unary(const ir::CallNode& call, const ir::Expr& self) {
     const BlockedValue* in = blocked_form(call.args[0]);
-    if (!in || static_shape(self) != in->shape) return std::nullopt;
+    if (!in || detail::shape_dims(self) != in->shape) return std::nullopt;
     return BlockedValue{ir::CallNode::make(call.callee, {in->expr}, call.attrs), in->block,
                         in->shape, in->stored_channels};
   }
@@ -255,7 +268,7 @@ class LayoutAlterer : public detail::TypedMutator {
     const ir::Expr &lhs = call.args[0], &rhs = call.args[1];
     const BlockedValue* lb = blocked_form(lhs);
     const BlockedValue* rb = blocked_form(rhs);
-    std::optional<std::vector<int64_t>> out = static_shape(self);
+    std::optional<std::vector<ir::Dim>> out = nchw_dims(self);
     if (!out) return std::nullopt;
     // A blocked side that already has the output's shape decides the layout.
     const BlockedValue* chosen = lb && lb->shape == *out   ? lb
@@ -268,10 +281,10 @@ class LayoutAlterer : public detail::TypedMutator {
     ir::Expr other_blocked;
     if (const Tensor* c = constant_data(mutate(other))) {
       std::optional<ir::Expr> relaid =
-          relayout_channel_constant(*c, main.shape[1], main.stored_channels, main.block);
+          relayout_channel_constant(*c, main.channels(), main.stored_channels, main.block);
       if (!relaid) return std::nullopt;
       other_blocked = *relaid;
-    } else if (static_shape(other) == main.shape) {
+    } else if (detail::shape_dims(other) == main.shape) {
       // A padded side pairs only with the same padding.
       const BlockedValue* o = main_is_lhs ? rb : lb;
       if (main.padded() &&
@@ -293,7 +306,7 @@ class LayoutAlterer : public detail::TypedMutator {
     const BlockedValue* in = blocked_form(call.args[0]);
     const int64_t axis = detail::attrs_or_default<ir::BiasAddAttrs>(call).axis;
     if (!in || (axis != 1 && axis != -3)) return std::nullopt;
-    const int64_t channels = in->shape[1];
+    const int64_t channels = in->channels();
     if (static_shape(call.args[1]) != std::vector<int64_t>{channels}) return std::nullopt;
     std::vector<int64_t> blocked_shape = {in->stored_channels / in->block, 1, 1, in->block};
     ir::Expr bias = mutate(call.args[1]);
@@ -310,8 +323,8 @@ class LayoutAlterer : public detail::TypedMutator {
 
   std::optional<BlockedValue> rewrite_pool(const ir::CallNode& call, const ir::Expr& self) {
     const BlockedValue* in = blocked_form(call.args[0]);
-    std::optional<std::vector<int64_t>> out = static_shape(self);
-    if (!in || !out || out->size() != 4) return std::nullopt;
+    std::optional<std::vector<ir::Dim>> out = nchw_dims(self);
+    if (!in || !out) return std::nullopt;
     const ir::AttrsNode* attrs =
         call.attrs ? call.attrs.get() : call.op()->def->default_attrs.get();
     const std::string layout = ir::call_string_attr(call, "layout");
@@ -333,18 +346,17 @@ class LayoutAlterer : public detail::TypedMutator {
   // rather go back to NCHW.
   std::optional<BlockedValue> rewrite_concatenate(const ir::CallNode& call, const ir::Expr& self) {
     const auto* tuple = ir::as<ir::TupleNode>(call.args[0]);
-    std::optional<std::vector<int64_t>> out = static_shape(self);
-    if (!tuple || tuple->fields.empty() || !out || out->size() != 4 || !is_float32(self))
-      return std::nullopt;
+    std::optional<std::vector<ir::Dim>> out = nchw_dims(self);
+    if (!tuple || tuple->fields.empty() || !out || !is_float32(self)) return std::nullopt;
     std::optional<int64_t> axis =
         detail::normalize_axis(detail::attrs_or_default<ir::ConcatenateAttrs>(call).axis, 4);
     if (!axis) return std::nullopt;
     int64_t smallest = 0;
     std::vector<int64_t> channels;
     for (const ir::Expr& part : tuple->fields) {
-      std::optional<std::vector<int64_t>> shape = static_shape(part);
-      if (!shape || shape->size() != 4 || !is_float32(part)) return std::nullopt;
-      channels.push_back((*shape)[1]);
+      std::optional<std::vector<ir::Dim>> shape = nchw_dims(part);
+      if (!shape || !is_float32(part)) return std::nullopt;
+      channels.push_back((*shape)[1].int_value());
       if (const BlockedValue* b = blocked_form(part))
         smallest = smallest ? std::min(smallest, b->block) : b->block;
     }
@@ -358,7 +370,7 @@ class LayoutAlterer : public detail::TypedMutator {
     auto attrs = ir::make_attrs<ir::ConcatenateAttrs>();
     attrs->axis = *axis;  // N, C (the chunk axis), H and W keep their places in NCHW{b}c
     ir::Expr joined = ir::call_op("concatenate", {ir::TupleNode::make(parts)}, ir::Attrs(attrs));
-    return BlockedValue{joined, block, *out, (*out)[1]};
+    return BlockedValue{joined, block, *out, (*out)[1].int_value()};
   }
 
   // The output-column block of a packed weight (the column tile of the x86 schedule): up to

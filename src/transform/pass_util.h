@@ -81,6 +81,15 @@ inline std::optional<std::vector<int64_t>> static_shape(const ir::Expr& e) {
   return type->static_shape();
 }
 
+// The dims of a tensor-typed expression (symbolic ones included), or nullopt when its rank is
+// unknown or it is not a tensor.
+inline std::optional<std::vector<ir::Dim>> shape_dims(const ir::Expr& e) {
+  if (const Tensor* data = constant_data(e)) return ir::to_dims(data->shape_vector());
+  const auto* type = e ? ir::as<ir::TensorTypeNode>(e->checked_type) : nullptr;
+  if (!type || !type->shape) return std::nullopt;
+  return *type->shape;
+}
+
 // The dtype of a tensor-typed expression, or nullopt.
 inline std::optional<DataType> tensor_dtype(const ir::Expr& e) {
   if (const Tensor* data = constant_data(e)) return data->dtype();

@@ -162,12 +162,14 @@ TEST_F(CliBadInput, CorruptModelIsAnErrorNamingIt) {
   expect({{"run", path("corrupt.onnx")}, 1, {"corrupt.onnx"}});
 }
 
-TEST_F(CliBadInput, VmRefusesCompiledPackages) {
+TEST_F(CliBadInput, ForcedExecutorMustMatchThePackage) {
   CommandResult compiled =
       run_anvil({"compile", path("add_relu.onnx"), "-O", "0", "-q", "-o", path("p.tar")});
   ASSERT_EQ(compiled.exit_code, 0) << compiled.err;
   EXPECT_EQ(compiled.err, "");  // --quiet
-  expect({{"run", path("p.tar"), "--executor", "vm"}, 1, {"p.tar", "--executor graph"}});
+  expect({{"run", path("p.tar"), "--executor", "vm"},
+          1,
+          {"p.tar", "is a graph package", "--executor vm"}});
 }
 
 }  // namespace

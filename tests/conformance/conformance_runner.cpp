@@ -3,7 +3,14 @@
 // with the expected one, and prints "N passed, M failed, K skipped".
 //
 //   conformance_runner DATA_DIR [--skips FILE] [--filter TEXT] [--min-passed N]
-//                      [--show-failures] [--executor reference|graph|vm] [--opt-level N]
+//                      [--show-failures] [--executor reference|graph|vm|user] [--opt-level N]
+//                      [--max-interpreted N]
+//
+// The "user" executor runs each test as a user runs a model: imported as it is (nothing frozen
+// to a constant, every input given at run time) and run on the executor `anvil run` picks
+// (driver::pick_executor). It also counts the tests whose VM executable still evaluates a group
+// with the reference kernels (a runtime function no loader could find by name), which
+// --max-interpreted bounds.
 #include <onnx/onnx_pb.h>
 
 #include <cmath>
@@ -21,6 +28,8 @@
 #include "anvil/frontend/onnx.h"
 #include "anvil/ir/functor.h"
 #include "anvil/reference/reference.h"
+#include "anvil/runtime/packed_func.h"
+#include "anvil/runtime/vm_executable.h"
 #include "anvil/support/error.h"
 #include "frontend/onnx/converter.h"
 
@@ -37,7 +46,19 @@ struct Options {
   bool show_failures = false;
   std::string executor = "reference";
   int opt_level = 3;
+  int64_t max_interpreted = -1;
 };
+
+// Tests whose executable evaluated a group with the reference kernels (user executor).
+int g_interpreted = 0;
+
+// True when the executable calls a runtime function that is not a registered global function:
+// a group evaluated by the reference kernels at run time.
+bool has_interpreted_group(const vm::Executable& exec) {
+  for (const vm::RuntimeFunc& func : exec.runtime_funcs)
+    if (!find_global(func.name)) return true;
+  return false;
+}
 
 std::string read_all(const fs::path& path) {
   std::ifstream f(path, std::ios::binary);
@@ -152,7 +173,7 @@ std::string run_test(const fs::path& dir, const Options& options) {
     Tensor value = load_tensor(file);
     given[model.input_names[i]] = declared ? as_dtype_of(value, declared->dtype) : value;
   }
-  if (options.executor == "graph" || options.executor == "vm") {
+  if (options.executor == "graph" || options.executor == "vm") {  // "user" imports as it is
     // Compiled code needs static shapes: the test's inputs fix every dynamic dim, and inputs
     // that only decide shapes (the shape, axes or pads operands of dyn.* ops, range's
     // operands) are compile-time constants, as TVM specializes them.
@@ -173,11 +194,17 @@ std::string run_test(const fs::path& dir, const Options& options) {
   std::vector<Tensor> args;
   for (const std::string& name : model.input_names) args.push_back(given.at(name));
   std::vector<Tensor> outputs;
-  if (options.executor == "reference") {
+  std::string executor = options.executor;
+  if (executor == "user") {
+    driver::BuildOptions build_options;
+    build_options.pass_context.opt_level = options.opt_level;
+    executor = driver::pick_executor(model.mod, model.params, build_options);
+  }
+  if (executor == "reference") {
     for (const auto& [name, tensor] : model.params) args.push_back(tensor);
     reference::Interpreter interpreter(model.mod);
     outputs = interpreter.run(args);
-  } else if (options.executor == "graph") {
+  } else if (executor == "graph") {
     driver::BuildOptions build_options;
     build_options.pass_context.opt_level = options.opt_level;
     GraphExecutor executor =
@@ -187,16 +214,18 @@ std::string run_test(const fs::path& dir, const Options& options) {
     executor.run();
     for (int i = 0; i < executor.get_num_outputs(); ++i)
       outputs.push_back(executor.get_output(i).copy());
-  } else if (options.executor == "vm") {
+  } else if (executor == "vm") {
     driver::BuildOptions build_options;
     build_options.pass_context.opt_level = options.opt_level;
-    VirtualMachine vm = driver::build_vm(model.mod, model.params, build_options).create_vm();
+    driver::VmModule built = driver::build_vm(model.mod, model.params, build_options);
+    if (options.executor == "user" && has_interpreted_group(*built.executable())) ++g_interpreted;
+    VirtualMachine vm = built.create_vm();
     for (size_t i = 0; i < model.input_names.size(); ++i)
       vm.set_input(model.input_names[i], args[i]);
     vm.run();
     for (int i = 0; i < vm.get_num_outputs(); ++i) outputs.push_back(vm.get_output(i).copy());
   } else {
-    throw_error("unknown executor '", options.executor, "'");
+    throw_error("unknown executor '", executor, "'");
   }
   for (size_t i = 0; i < model.output_names.size(); ++i) {
     fs::path file = data / ("output_" + std::to_string(i) + ".pb");
@@ -234,6 +263,8 @@ int main(int argc, char** argv) {
       options.executor = next();
     else if (arg == "--opt-level")
       options.opt_level = std::stoi(next());
+    else if (arg == "--max-interpreted")
+      options.max_interpreted = std::stoll(next());
     else
       options.data_dir = arg;
   }
@@ -275,6 +306,16 @@ int main(int argc, char** argv) {
   }
   std::printf("onnx node tests (%s executor): %d passed, %d failed, %d skipped of %zu\n",
               options.executor.c_str(), passed, failed, skipped, tests.size());
+  if (options.executor == "user")
+    std::printf("onnx node tests (user executor): %d ran a group on the reference kernels\n",
+                g_interpreted);
+  if (options.max_interpreted >= 0 && g_interpreted > options.max_interpreted) {
+    std::printf(
+        "conformance: %d tests ran groups on the reference kernels, above the recorded "
+        "maximum of %lld\n",
+        g_interpreted, (long long)options.max_interpreted);
+    return 1;
+  }
   if (options.min_passed >= 0 && passed < options.min_passed) {
     std::printf("conformance: %d passed is below the recorded minimum of %lld\n", passed,
                 (long long)options.min_passed);

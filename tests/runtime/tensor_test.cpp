@@ -36,6 +36,14 @@ TEST(Tensor, NegativeDimIsAnError) {
   EXPECT_THROW(Tensor::empty({2, -1}, DataType::float32()), Error);
 }
 
+// Shapes computed at run time (VM dims) may be absurd: a byte size or stride past int64 is an
+// Error, also when another dim is zero (the strides would still overflow).
+TEST(Tensor, ShapeWhoseSizeOverflowsIsAnError) {
+  EXPECT_THROW(Tensor::empty({int64_t(1) << 40, int64_t(1) << 40}, DataType::float32()), Error);
+  EXPECT_THROW(Tensor::empty({int64_t(1) << 61}, DataType::float32()), Error);
+  EXPECT_THROW(Tensor::empty({0, int64_t(1) << 40, int64_t(1) << 40}, DataType::int8()), Error);
+}
+
 TEST(Tensor, FillAndElementAccessForEveryType) {
   for (const char* name : {"float16", "float32", "float64", "bfloat16", "int8", "int16", "int32",
                            "int64", "uint8", "uint16", "uint32", "uint64"}) {

@@ -12,32 +12,21 @@
 #include "anvil/reference/reference.h"
 #include "anvil/support/error.h"
 #include "anvil/testing/workloads.h"
+#include "support/test_tensors.h"
 
 namespace anvil {
 namespace {
 
-ir::IRModule parse(const std::string& text) { return ir::infer_type(ir::parse_module(text)); }
+using testing::error_of;
+using testing::expect_close;
+using testing::filled;
 
-Tensor filled(std::vector<int64_t> shape, DataType dtype, std::vector<double> values) {
-  Tensor t = Tensor::empty(std::move(shape), dtype);
-  for (int64_t i = 0; i < t.numel(); ++i) t.set_from_double(i, values[size_t(i) % values.size()]);
-  return t;
-}
+ir::IRModule parse(const std::string& text) { return ir::infer_type(ir::parse_module(text)); }
 
 Tensor scalar_bool(bool value) {
   Tensor t = Tensor::empty({}, DataType::boolean());
   t.set_from_double(0, value ? 1 : 0);
   return t;
-}
-
-// Element-wise closeness of two tensors, with shape and dtype equality.
-void expect_close(const Tensor& expected, const Tensor& got, const std::string& what) {
-  ASSERT_EQ(expected.shape_vector(), got.shape_vector()) << what;
-  ASSERT_EQ(expected.dtype(), got.dtype()) << what;
-  for (int64_t i = 0; i < expected.numel(); ++i) {
-    double e = expected.get_as_double(i), g = got.get_as_double(i);
-    ASSERT_NEAR(e, g, 1e-4 * (1 + std::fabs(e))) << what << " element " << i;
-  }
 }
 
 // Runs mod on inputs with the VM and the reference interpreter and compares every output.
@@ -216,17 +205,6 @@ def @main(%c: bool, %x: Tensor[(4), float32]) {
             "}\n");
 }
 
-// The message of the Error f throws, or "" if it throws none.
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
 TEST(VirtualMachine, UserErrorsNameTheInput) {
   ir::IRModule mod = parse(kIfModule);
   VirtualMachine vm = driver::build_vm(mod, {}).create_vm();
@@ -236,7 +214,8 @@ TEST(VirtualMachine, UserErrorsNameTheInput) {
   EXPECT_EQ(error_of([&] {
               vm.set_input("x", Tensor::zeros({3, 2}, DataType::float32()));
             }),
-            "set_input: input 'x' expects (2, 3) float32, got (3, 2) float32");
+            "set_input: input 'x' has 3 in dim 0, but the model fixes that dim at 2 (expects (2, "
+            "3) float32)");
   EXPECT_EQ(error_of([&] {
               vm.set_input("x", Tensor::zeros({2, 3}, DataType::int32()));
             }),

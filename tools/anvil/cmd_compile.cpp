@@ -9,6 +9,7 @@
 
 #include "anvil/driver/build.h"
 #include "anvil/driver/tuning_records.h"
+#include "anvil/driver/vm_build.h"
 #include "anvil/ir/printer.h"
 #include "anvil/support/error.h"
 #include "anvil/testing/workloads.h"
@@ -37,9 +38,10 @@ struct CompileOptions {
   bool print_tir = false;
   bool quiet = false;
   bool json = false;
+  std::string executor = "auto";
 };
 
-const std::vector<std::string> kDumpFormats = {"relay", "tir", "ll", "asm", "c"};
+const std::vector<std::string> kDumpFormats = {"relay", "tir", "ll", "asm", "c", "vm"};
 
 // The file a --dump-code stage goes to, beside the package (tvmc: module.tar.ll).
 std::string dump_path(const std::string& output, const std::string& format) {
@@ -74,7 +76,7 @@ void validate(const CompileOptions& options) {
   for (const std::string& format : options.dump_code) {
     if (std::find(kDumpFormats.begin(), kDumpFormats.end(), format) == kDumpFormats.end())
       throw CLI::ValidationError(
-          "--dump-code", "unknown stage '" + format + "' (expected relay, tir, ll, asm or c)");
+          "--dump-code", "unknown stage '" + format + "' (expected relay, tir, ll, asm, c or vm)");
     if (options.target.rfind("c", 0) == 0 && options.target.rfind("llvm", 0) != 0 &&
         (format == "ll" || format == "asm"))
       throw CLI::ValidationError(
@@ -82,6 +84,10 @@ void validate(const CompileOptions& options) {
           "stage '" + format + "' needs an llvm target, not '" + options.target + "'");
   }
   check_target(options.target);
+}
+
+std::string source_of(const CompileOptions& options) {
+  return options.model.empty() ? options.workload : options.model;
 }
 
 void compile_model(const CompileOptions& options) {
@@ -123,28 +129,48 @@ void compile_model(const CompileOptions& options) {
   build_options.progress = [&progress](const std::string& phase, int done, int total) {
     progress.update(phase == "lower" ? "lowering kernels" : "generating code", done, total);
   };
-  driver::BuiltModule built = driver::build(mod, params, build_options);
-  progress.finish();
-  built.export_library(options.output, options.cross_compiler);
+  std::string executor = options.executor;
+  if (executor == "auto") executor = driver::pick_executor(mod, params, build_options);
   std::vector<std::string> dumped;
-  for (const std::string& format : options.dump_code) {
-    dumped.push_back(dump_path(options.output, format));
-    write_text(dumped.back(), built.get_source(format));
+  if (executor == "vm") {
+    for (const std::string& format : options.dump_code)
+      if (format != "vm")
+        throw CLI::ValidationError(
+            "--dump-code", "stage '" + format + "' needs a graph package; '" + source_of(options) +
+                               "' compiles for the VM (use --dump-code vm)");
+    driver::VmModule built = driver::build_vm(mod, params, build_options);
+    progress.finish();
+    // The bytecode is written first: it shows why an executable cannot be saved.
+    for (const std::string& format : options.dump_code) {
+      dumped.push_back(dump_path(options.output, format));
+      write_text(dumped.back(), built.print_bytecode());
+    }
+    built.export_library(options.output, options.cross_compiler);
+  } else {
+    driver::BuiltModule built = driver::build(mod, params, build_options);
+    progress.finish();
+    built.export_library(options.output, options.cross_compiler);
+    for (const std::string& format : options.dump_code) {
+      if (format == "vm")
+        throw CLI::ValidationError("--dump-code", "stage 'vm' needs a VM package; '" +
+                                                      source_of(options) +
+                                                      "' compiles for the graph executor");
+      dumped.push_back(dump_path(options.output, format));
+      write_text(dumped.back(), built.get_source(format));
+    }
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const std::string& source = options.model.empty() ? options.workload : options.model;
+  const std::string source = source_of(options);
   if (options.json) {
-    nlohmann::json summary = {{"model", source},
-                              {"output", options.output},
-                              {"target", options.target},
-                              {"opt_level", options.opt_level},
-                              {"seconds", seconds},
-                              {"dumped", dumped},
-                              {"tuning_records", records.size()}};
+    nlohmann::json summary = {{"model", source},          {"output", options.output},
+                              {"target", options.target}, {"opt_level", options.opt_level},
+                              {"executor", executor},     {"seconds", seconds},
+                              {"dumped", dumped},         {"tuning_records", records.size()}};
     std::printf("%s\n", summary.dump().c_str());
   } else if (!options.quiet) {
-    std::fprintf(stderr, "compiled %s at -O%d for %s into %s in %.1f s\n", source.c_str(),
-                 options.opt_level, options.target.c_str(), options.output.c_str(), seconds);
+    std::fprintf(stderr, "compiled %s at -O%d for %s into %s (%s package) in %.1f s\n",
+                 source.c_str(), options.opt_level, options.target.c_str(), options.output.c_str(),
+                 executor.c_str(), seconds);
     if (!records.empty())
       std::fprintf(stderr,
                    "read %zu tuning records from %s; no schedule in this build takes tuned "
@@ -181,10 +207,15 @@ void add_compile_command(CLI::App& app) {
   cmd->add_option("--pass-config", options->pass_config,
                   "a pass setting key=value (repeatable), e.g. relay.FuseOps.max_depth=8");
   cmd->add_option("--dump-code", options->dump_code,
-                  "write these stages beside the package, comma-separated: relay, tir, ll, asm, c")
+                  "write these stages beside the package, comma-separated: relay, tir, ll, asm, c "
+                  "(graph packages) or vm (the bytecode of a VM package)")
       ->delimiter(',');
   cmd->add_option("--cross-compiler", options->cross_compiler,
                   "the C compiler driver that links the kernel library (default cc)");
+  cmd->add_option("--executor", options->executor,
+                  "the package's executor: auto (default: graph when every shape is static, else "
+                  "vm), graph or vm")
+      ->check(CLI::IsMember({"auto", "graph", "vm"}));
   cmd->add_flag("--print-pass-times", options->print_pass_times,
                 "print the time of every graph pass to stderr");
   cmd->add_option("--dump-after", options->dump_after,

@@ -29,7 +29,7 @@ struct RunOptions {
   std::string inputs;
   std::string outputs;
   std::string fill_mode = "random";
-  std::string executor = "graph";
+  std::string executor = "auto";
   std::string input_shapes;
   int opt_level = 3;
   bool print_time = false;
@@ -138,47 +138,61 @@ std::vector<Tensor> outputs_of(const Executor& executor) {
   return outputs;
 }
 
-void run_graph(const RunOptions& options) {
-  Package package;
-  NamedTensors given;
-  if (is_package(options.model)) {
-    package = load_module(options.model);
-    if (!options.inputs.empty()) given = read_npz(options.inputs);
-  } else {
-    // An ONNX model: its signature checks the inputs before anything is compiled.
-    frontend::ImportedModel model = import_model(options);
-    given = model_inputs(options, model);
-    driver::BuildOptions build_options;
-    build_options.pass_context.opt_level = options.opt_level;
-    package = driver::build(model.mod, model.params, build_options).package();
-  }
-  GraphExecutor executor = package.create_executor();
+// Runs an executor (GraphExecutor or VirtualMachine) on the given inputs and reports.
+template <typename Executor>
+void run_executor(const RunOptions& options, Executor& executor, const NamedTensors& given) {
   set_inputs(executor, given, options.fill_mode);
   executor.run();
   report_outputs(options, outputs_of(executor));
   if (options.print_time) print_time_summary(executor.benchmark(options.repeat, options.number));
-  if (options.profile) {
-    // Whole runs are timed in turns with the kernels, so the table can show how much of a run
-    // the kernels account for under the same load.
-    double run_ms = 0;
-    std::vector<KernelProfile> rows = executor.profile(options.repeat, &run_ms);
-    print_profile(rows, run_ms);
-  }
 }
 
-void run_vm(const RunOptions& options) {
-  if (is_package(options.model))
-    throw_error("--executor vm compiles .onnx models; '", options.model,
-                "' is a graph executor package (use --executor graph)");
+// --profile: whole runs are timed in turns with the kernels, so the table can show how much of
+// a run the kernels account for under the same load.
+void print_graph_profile(const RunOptions& options, GraphExecutor& executor) {
+  if (!options.profile) return;
+  double run_ms = 0;
+  std::vector<KernelProfile> rows = executor.profile(options.repeat, &run_ms);
+  print_profile(rows, run_ms);
+}
+
+void run_package(const RunOptions& options) {
+  Package package = load_module(options.model);
+  NamedTensors given;
+  if (!options.inputs.empty()) given = read_npz(options.inputs);
+  const char* kind = package.is_vm() ? "vm" : "graph";
+  if (options.executor != "auto" && options.executor != kind)
+    throw_error("'", options.model, "' is a ", kind, " package; --executor ", options.executor,
+                " cannot run it");
+  if (package.is_vm()) {
+    if (options.profile) throw CLI::ValidationError("--profile", "needs a graph package");
+    VirtualMachine vm = package.create_vm();
+    run_executor(options, vm, given);
+    return;
+  }
+  GraphExecutor executor = package.create_executor();
+  run_executor(options, executor, given);
+  print_graph_profile(options, executor);
+}
+
+void run_onnx(const RunOptions& options) {
+  // The model's signature checks the inputs before anything is compiled.
   frontend::ImportedModel model = import_model(options);
   NamedTensors given = model_inputs(options, model);
   driver::BuildOptions build_options;
   build_options.pass_context.opt_level = options.opt_level;
-  VirtualMachine vm = driver::build_vm(model.mod, model.params, build_options).create_vm();
-  set_inputs(vm, given, options.fill_mode);
-  vm.run();
-  report_outputs(options, outputs_of(vm));
-  if (options.print_time) print_time_summary(vm.benchmark(options.repeat, options.number));
+  std::string executor = options.executor;
+  if (executor == "auto") executor = driver::pick_executor(model.mod, model.params, build_options);
+  if (executor == "vm") {
+    if (options.profile) throw CLI::ValidationError("--profile", "needs the graph executor");
+    VirtualMachine vm = driver::build_vm(model.mod, model.params, build_options).create_vm();
+    run_executor(options, vm, given);
+    return;
+  }
+  GraphExecutor graph =
+      driver::build(model.mod, model.params, build_options).package().create_executor();
+  run_executor(options, graph, given);
+  print_graph_profile(options, graph);
 }
 
 void run_model(const RunOptions& options) {
@@ -189,11 +203,10 @@ void run_model(const RunOptions& options) {
                   "' is a compiled package");
     if (options.profile) throw CLI::ValidationError("--profile", "needs --executor graph");
     run_reference(options);
-  } else if (options.executor == "vm") {
-    if (options.profile) throw CLI::ValidationError("--profile", "needs --executor graph");
-    run_vm(options);
+  } else if (is_package(options.model)) {
+    run_package(options);
   } else {
-    run_graph(options);
+    run_onnx(options);
   }
 }
 
@@ -218,9 +231,9 @@ void add_run_command(CLI::App& app) {
                   "values of inputs not given: zeros, ones or random")
       ->check(CLI::IsMember({"zeros", "ones", "random"}));
   cmd->add_option("--executor", options->executor,
-                  "graph (compiled kernels, default), vm (compiled, for control flow and dynamic "
-                  "shapes; .onnx only) or reference (the interpreter; .onnx only)")
-      ->check(CLI::IsMember({"graph", "vm", "reference"}));
+                  "auto (default: the graph executor when every shape is static, else the VM), "
+                  "graph, vm, or reference (the interpreter; .onnx only)")
+      ->check(CLI::IsMember({"auto", "graph", "vm", "reference"}));
   cmd->add_option("--input-shapes", options->input_shapes,
                   "fix dynamic input shapes, e.g. \"data:[1,3,224,224] mask:[1,10]\"");
   cmd->add_option("-O,--opt-level", options->opt_level,
@@ -246,7 +259,8 @@ void add_run_command(CLI::App& app) {
       "100\n"
       "  anvil run resnet18.onnx --inputs input.npz --print-top 5 --threads 1\n"
       "  anvil run module.tar --fill-mode random --profile --repeat 20\n"
-      "  anvil run model.onnx --executor vm --input-shapes \"input_ids:[1,128]\"");
+      "  anvil run dynamic_batch.tar --inputs batch8.npz\n"
+      "  anvil run model.onnx --input-shapes \"input_ids:[1,128]\"");
   cmd->callback([options] { run_model(*options); });
 }
 

@@ -66,6 +66,15 @@ class BuiltModule {
   std::shared_ptr<const Impl> impl_;
 };
 
+// Which executor serves mod: "graph" when every input shape is static and, after the graph
+// passes of build(), every value has a static type, no If remains and every operator has a
+// compute; "vm" otherwise (dynamic dims, control flow, data-dependent shapes, shape operands
+// that arrive at run time). The passes run only when the unoptimized module is not plainly
+// static.
+std::string pick_executor(const ir::IRModule& mod,
+                          const std::vector<std::pair<std::string, Tensor>>& params,
+                          const BuildOptions& options = {});
+
 // The names of the graph passes of the pipeline, in order (what --disabled-pass accepts).
 std::vector<std::string> pass_names();
 

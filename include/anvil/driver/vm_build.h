@@ -14,7 +14,8 @@
 
 namespace anvil::driver {
 
-// What build_vm() returns: the executable (instructions, constants, kernels).
+// What build_vm() returns: the executable (instructions, constants, kernels), and the lowered
+// kernels kept for export.
 class VmModule {
  public:
   // A fresh virtual machine over the executable.
@@ -22,12 +23,18 @@ class VmModule {
   // The instructions of every function as text (docs/vm.md).
   std::string print_bytecode() const;
   // The compiled program itself (instructions, constants, kernels, runtime functions).
-  const std::shared_ptr<const vm::Executable>& executable() const { return executable_; }
+  const std::shared_ptr<const vm::Executable>& executable() const;
+  // Writes a VM package x.tar (mod.so, mod.vm; docs/artifact-format.md) for load_module; any
+  // other extension is an Error. Throws Error naming a runtime function that cannot be saved
+  // (a group run by the reference kernels). The file appears whole or not at all. compiler is
+  // the C compiler driver that links the library.
+  void export_library(const std::string& path, const std::string& compiler = "cc") const;
 
-  explicit VmModule(std::shared_ptr<const vm::Executable> executable);
+  struct Impl;
+  explicit VmModule(std::shared_ptr<const Impl> impl);
 
  private:
-  std::shared_ptr<const vm::Executable> executable_;
+  std::shared_ptr<const Impl> impl_;
 };
 
 // Compiles @main of mod (params bound as constants) for the VM. Throws Error for ops with no

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "anvil/runtime/data_type.h"
@@ -34,22 +35,50 @@ enum class Opcode : uint8_t {
 // The word the bytecode text uses for an opcode ("load_const", "invoke_kernel", ...).
 const char* opcode_name(Opcode op);
 
+// A dim known only at run time, such as `batch` or `seq * 12`: a postfix program over the
+// function's size variables (Function::size_vars), which the VM binds from the inputs' shapes.
+// A static dim is one Const step.
+struct DimProgram {
+  enum class Op : uint8_t { Const, Var, Add, Sub, Mul, FloorDiv, FloorMod, Min, Max };
+  struct Step {
+    Op op = Op::Const;
+    int64_t value = 0;  // Const: the value; Var: the index of the size variable
+  };
+  std::vector<Step> steps;
+
+  DimProgram() = default;
+  DimProgram(int64_t value) : steps{{Op::Const, value}} {}  // NOLINT: static dims are common
+  // True when the program is one Const step.
+  bool is_static() const { return steps.size() == 1 && steps[0].op == Op::Const; }
+  // The dim for the given size variables; throws Error on a division by zero or a stack the
+  // program does not balance (a corrupt executable).
+  int64_t evaluate(const std::vector<int64_t>& size_vars) const;
+  // Text form over the variables' names: "batch", "seq * 12", "floordiv(n, 2)".
+  std::string to_string(const std::vector<std::string>& size_var_names) const;
+  friend bool operator==(const DimProgram& a, const DimProgram& b);
+};
+
 // One instruction; the fields an opcode does not use stay empty.
 struct Instruction {
   Opcode op = Opcode::Ret;
-  std::vector<RegIndex> args;  // registers read
-  std::vector<RegIndex> dsts;  // registers written
-  int32_t index = -1;          // constant, kernel or runtime function index
-  int32_t true_target = -1;    // If / Goto
-  int32_t false_target = -1;   // If
-  std::vector<int64_t> shape;  // AllocTensor
-  DataType dtype;              // AllocTensor
+  std::vector<RegIndex> args;     // registers read
+  std::vector<RegIndex> dsts;     // registers written
+  int32_t index = -1;             // constant, kernel or runtime function index
+  int32_t true_target = -1;       // If / Goto
+  int32_t false_target = -1;      // If
+  std::vector<DimProgram> shape;  // AllocTensor
+  DataType dtype;                 // AllocTensor
 };
 
 // One function: its parameters (registers 0..n-1), register count and instructions.
 struct Function {
   std::string name;
   std::vector<InputInfo> params;  // a dynamic dim is -1
+  // The size variables (batch, seq) of the function's symbolic dims, and each parameter's dims
+  // over them (parallel to params). A dim that is a bare variable binds it from the first input
+  // that has it; every other use is checked against that binding when the run starts.
+  std::vector<std::string> size_vars;
+  std::vector<std::vector<DimProgram>> param_dims;
   int32_t num_registers = 0;
   std::vector<Instruction> instructions;
 };
@@ -59,6 +88,7 @@ struct Function {
 struct RuntimeFunc {
   std::string name;
   PackedFunc func;
+  std::string note;  // why the group is not a compiled kernel (printed with the bytecode)
 };
 
 // A whole program. functions[0] is @main.
@@ -72,5 +102,22 @@ struct Executable {
 
 // The instructions of every function as text (docs/vm.md).
 std::string print_bytecode(const Executable& exec);
+
+// First eight bytes of a serialized executable ("ANVILVM" and a NUL).
+inline constexpr char kExecutableMagic[8] = {'A', 'N', 'V', 'I', 'L', 'V', 'M', '\0'};
+// The format version save_executable writes; load_executable reads only this one.
+inline constexpr uint32_t kExecutableVersion = 1;
+
+// The executable as bytes (docs/artifact-format.md, "VM executable"): functions, instructions,
+// constants, kernel names and the names of the runtime functions, which must be registered
+// global functions (packed_func.h) so that a loader can find them by name. The kernel library
+// travels beside it (mod.so). Throws Error naming a runtime function that is not registered
+// under its name (a closure made at compile time cannot be saved).
+std::string save_executable(const Executable& exec);
+// Parses bytes written by save_executable; `lib` becomes the kernel library and must hold every
+// kernel the executable names. Throws Error naming `what` and the problem for truncated or
+// corrupt bytes, a wrong magic or version, an out-of-range register, jump, constant, kernel or
+// size-variable index, or an unregistered runtime function; never reads out of bounds.
+Executable load_executable(std::string_view bytes, Module lib, const std::string& what);
 
 }  // namespace anvil::vm

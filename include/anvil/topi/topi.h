@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <span>
 #include <string>
 #include <string_view>
@@ -16,13 +17,31 @@
 
 namespace anvil::topi {
 
+// The tensor-IR variables of a group's symbolic dims: one int64 Var per size variable name
+// (batch, seq), shared by every tensor of the group, so that the kernel binds each once from
+// its arguments and checks every other use (make_packed_api).
+class DimVars {
+ public:
+  // The dim as an index expression; throws Error for an unknown dim (?), which no kernel can
+  // be compiled for.
+  tir::PrimExpr to_expr(const ir::Dim& dim);
+  std::vector<tir::PrimExpr> to_exprs(const std::vector<ir::Dim>& dims);
+  const std::map<std::string, tir::Var>& vars() const { return vars_; }
+
+ private:
+  std::map<std::string, tir::Var> vars_;
+};
+
 // What a compute sees: the call (its attrs), one te tensor per argument of the call (an
-// omitted optional input is a null te::Tensor) and the call's inferred output type, whose
-// shapes are static by the time lowering runs.
+// omitted optional input is a null te::Tensor), the call's inferred output type and the
+// variables of its symbolic dims (null when every shape is static). A compute that needs a
+// dim to be static says so with an Error (see static_extent), and the group is then not
+// compiled for dynamic shapes.
 struct ComputeArgs {
   const ir::CallNode& call;
   std::span<const te::Tensor> inputs;
   const ir::Type& out_type;
+  DimVars* dim_vars = nullptr;
 
   // The call's attrs as T (the op's defaults when the call has none).
   template <typename T>

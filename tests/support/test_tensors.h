@@ -1,0 +1,48 @@
+// Helpers for tests that make tensors and check errors: the message an action throws, tensors
+// filled from a value list, and element-wise closeness.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "anvil/runtime/tensor.h"
+#include "anvil/support/error.h"
+
+namespace anvil::testing {
+
+// The message of the Error f throws, or "" if it throws none.
+template <typename F>
+std::string error_of(F&& f) {
+  try {
+    std::forward<F>(f)();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// A tensor of shape whose elements repeat `values` in row-major order.
+inline Tensor filled(std::vector<int64_t> shape, DataType dtype,
+                     const std::vector<double>& values) {
+  Tensor t = Tensor::empty(std::move(shape), dtype);
+  for (int64_t i = 0; i < t.numel(); ++i) t.set_from_double(i, values[size_t(i) % values.size()]);
+  return t;
+}
+
+// Same shape and dtype, and every element within rtol of the expected one (relative to
+// 1 + |expected|).
+inline void expect_close(const Tensor& expected, const Tensor& got, const std::string& what,
+                         double rtol = 1e-4) {
+  ASSERT_EQ(expected.shape_vector(), got.shape_vector()) << what;
+  ASSERT_EQ(expected.dtype(), got.dtype()) << what;
+  for (int64_t i = 0; i < expected.numel(); ++i) {
+    double e = expected.get_as_double(i), g = got.get_as_double(i);
+    ASSERT_NEAR(e, g, rtol * (1 + std::fabs(e))) << what << " element " << i;
+  }
+}
+
+}  // namespace anvil::testing

@@ -1,0 +1,216 @@
+// Dynamic shapes through the compiled path: groups whose dims are size variables (batch, seq)
+// become kernels that bind the variables from their arguments, the VM allocates from the
+// dims' programs, and one executable runs at every size. The reference interpreter is the
+// oracle; no group may fall back to it (no invoke_packed in the bytecode).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "anvil/driver/vm_build.h"
+#include "anvil/ir/infer_type.h"
+#include "anvil/ir/parser.h"
+#include "anvil/ir/printer.h"
+#include "anvil/reference/reference.h"
+#include "anvil/runtime/vm_executable.h"
+#include "anvil/support/error.h"
+#include "anvil/testing/workloads.h"
+#include "support/test_tensors.h"
+
+namespace anvil {
+namespace {
+
+using testing::error_of;
+using testing::expect_close;
+using testing::filled;
+
+ir::IRModule parse(const std::string& text) { return ir::infer_type(ir::parse_module(text)); }
+
+// A tensor of shape with values from a fixed pseudo-random sequence in [-1, 1).
+Tensor pseudo_random(std::vector<int64_t> shape, DataType dtype, uint64_t seed) {
+  Tensor t = Tensor::empty(std::move(shape), dtype);
+  uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    t.set_from_double(i, double(state >> 40) / double(1ull << 23) - 1.0);
+  }
+  return t;
+}
+
+// Runs the VM and the reference interpreter on the same inputs and compares every output.
+void expect_matches_reference(VirtualMachine& vm, const ir::IRModule& mod,
+                              const std::vector<Tensor>& inputs, const std::string& what) {
+  for (size_t i = 0; i < inputs.size(); ++i) vm.set_input(int(i), inputs[i]);
+  vm.run();
+  std::vector<Tensor> expected = reference::Interpreter(mod).run(inputs);
+  ASSERT_EQ(vm.get_num_outputs(), int(expected.size())) << what;
+  for (size_t i = 0; i < expected.size(); ++i)
+    expect_close(expected[i], vm.get_output(int(i)), what + ", output " + std::to_string(i));
+}
+
+// Inputs for the given sizes: each input's dims with size variables replaced.
+std::vector<Tensor> inputs_for(const ir::IRModule& mod,
+                               const std::vector<std::pair<std::string, int64_t>>& sizes,
+                               uint64_t seed) {
+  std::vector<Tensor> inputs;
+  for (const ir::Var& param : mod.get_function("main")->params) {
+    const auto* type = ir::as<ir::TensorTypeNode>(param->checked_type);
+    std::vector<ir::Dim> dims = *type->shape;
+    std::vector<std::pair<std::string, ir::Dim>> bindings;
+    for (const auto& [name, value] : sizes) bindings.emplace_back(name, ir::Dim(value));
+    std::vector<int64_t> shape;
+    for (const ir::Dim& dim : dims) shape.push_back(ir::substitute(dim, bindings).int_value());
+    inputs.push_back(pseudo_random(shape, type->dtype, seed++));
+  }
+  return inputs;
+}
+
+struct DynamicCase {
+  const char* name;
+  const char* text;
+  int opt_level;
+};
+
+// Families of groups whose outer dims are size variables, each at several sizes in an order
+// that shrinks and grows (storage of a larger run must not leak into a smaller one).
+const DynamicCase kCases[] = {
+    {"elementwise_chain", R"(
+def @main(%x: Tensor[(n, 37), float32], %b: Tensor[(37), float32]) {
+  %0 = add(%x, %b);
+  %1 = nn.relu(%0);
+  %2 = multiply(%1, %x);
+  tanh(%2)
+})",
+     3},
+    {"dense_bias_relu", R"(
+def @main(%x: Tensor[(n, 24), float32], %w: Tensor[(40, 24), float32], %b: Tensor[(40), float32]) {
+  nn.relu(nn.bias_add(nn.dense(%x, %w), %b))
+})",
+     3},
+    {"softmax_last_axis", R"(
+def @main(%x: Tensor[(n, 4, 19), float32]) {
+  nn.softmax(%x, axis=-1)
+})",
+     3},
+    {"reductions", R"(
+def @main(%x: Tensor[(n, 6, 5), float32]) {
+  (sum(%x, axis=[1]), max(%x, axis=[2], keepdims=True), mean(%x, axis=[0]))
+})",
+     3},
+    {"conv_pool_nchw", R"(
+def @main(%x: Tensor[(n, 3, 10, 10), float32], %w: Tensor[(16, 3, 3, 3), float32], %b: Tensor[(16), float32]) {
+  %0 = nn.conv2d(%x, %w, padding=[1, 1, 1, 1], channels=16, kernel_size=[3, 3]);
+  %1 = nn.relu(nn.bias_add(%0, %b));
+  %2 = nn.max_pool2d(%1, pool_size=[2, 2], strides=[2, 2]);
+  nn.global_avg_pool2d(%2)
+})",
+     3},
+    {"flatten_transpose_concat", R"(
+def @main(%x: Tensor[(n, 2, 3, 4), float32], %y: Tensor[(n, 24), float32]) {
+  %0 = nn.batch_flatten(%x);
+  %1 = concatenate((%0, %y), axis=1);
+  transpose(%1, axes=[1, 0])
+})",
+     3},
+    {"two_size_variables", R"(
+def @main(%x: Tensor[(b, s, 16), float32], %w: Tensor[(8, 16), float32], %m: Tensor[(b, s), float32]) {
+  %0 = nn.dense(%x, %w);
+  %1 = nn.softmax(%0, axis=-1);
+  %2 = expand_dims(%m, axis=2);
+  multiply(%1, %2)
+})",
+     3},
+};
+
+class DynamicGroups : public ::testing::TestWithParam<DynamicCase> {};
+
+TEST_P(DynamicGroups, OneExecutableServesEverySize) {
+  const DynamicCase& c = GetParam();
+  ir::IRModule mod = parse(c.text);
+  driver::BuildOptions options;
+  options.pass_context.opt_level = c.opt_level;
+  driver::VmModule built = driver::build_vm(mod, {}, options);
+  std::string code = built.print_bytecode();
+  EXPECT_EQ(code.find("invoke_packed"), std::string::npos) << code;
+  EXPECT_TRUE(built.executable()->runtime_funcs.empty()) << code;
+  VirtualMachine vm = built.create_vm();
+  uint64_t seed = 1;
+  for (int64_t n : {8, 3, 1, 8, 5}) {
+    std::string what = std::string(c.name) + " at size " + std::to_string(n);
+    std::vector<Tensor> inputs = inputs_for(mod, {{"n", n}, {"b", n}, {"s", 2 * n + 1}}, seed++);
+    expect_matches_reference(vm, mod, inputs, what);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Families, DynamicGroups, ::testing::ValuesIn(kCases),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST(DynamicShapes, SharedSizeVariableMustAgreeAcrossInputs) {
+  ir::IRModule mod = parse(R"(
+def @main(%ids: Tensor[(batch, 4), float32], %mask: Tensor[(batch, 4), float32]) {
+  multiply(%ids, %mask)
+})");
+  VirtualMachine vm = driver::build_vm(mod, {}).create_vm();
+  vm.set_input("ids", Tensor::zeros({3, 4}, DataType::float32()));
+  vm.set_input("mask", Tensor::zeros({5, 4}, DataType::float32()));
+  EXPECT_EQ(error_of([&] { vm.run(); }),
+            "run: input 'mask' has batch = 5 in dim 0, but input 'ids' has batch = 3 in dim 0");
+  EXPECT_EQ(error_of([&] {
+              vm.set_input("ids", Tensor::zeros({3, 5}, DataType::float32()));
+            }),
+            "set_input: input 'ids' has 5 in dim 1, but the model fixes that dim at 4 (expects "
+            "(?, 4) float32)");
+  vm.set_input("mask", Tensor::zeros({3, 4}, DataType::float32()));
+  vm.run();
+  EXPECT_EQ(vm.get_output(0).shape_vector(), (std::vector<int64_t>{3, 4}));
+}
+
+TEST(DynamicShapes, BytecodeAllocatesFromSizeVariables) {
+  ir::IRModule mod = parse(R"(
+def @main(%x: Tensor[(n, 4), float32]) {
+  nn.relu(%x)
+})");
+  std::string code = driver::build_vm(mod, {}).print_bytecode();
+  EXPECT_NE(code.find("def @main(%x: Tensor[(n, 4), float32])"), std::string::npos) << code;
+  EXPECT_NE(code.find("alloc_tensor Tensor[(n, 4), float32]"), std::string::npos) << code;
+}
+
+// ResNet-18 (small images) with a symbolic batch: every group compiled, batch 1, 3 and 2.
+TEST(DynamicShapes, ResnetWithSymbolicBatch) {
+  testing::Workload w = testing::resnet(18, 1, {3, 32, 32}, 10);
+  ir::PrintOptions print;
+  print.include_metadata = false;
+  std::string text = ir::print_module(w.mod, print);
+  // The signature line: the input's and the result's leading 1 become the batch.
+  size_t def = text.find("def @main(");
+  ASSERT_NE(def, std::string::npos) << text.substr(0, 400);
+  size_t line_end = text.find('\n', def);
+  std::string header = text.substr(def, line_end - def);
+  for (size_t at; (at = header.find("[(1, ")) != std::string::npos;)
+    header.replace(at, 5, "[(batch, ");
+  ASSERT_NE(header.find("%data: Tensor[(batch, 3, 32, 32), float32]"), std::string::npos) << header;
+  text.replace(def, line_end - def, header);
+  ir::IRModule mod = parse(text);
+  driver::BuildOptions options;
+  options.pass_context.opt_level = 3;
+  driver::VmModule built = driver::build_vm(mod, w.params, options);
+  std::string code = built.print_bytecode();
+  EXPECT_EQ(code.find("invoke_packed"), std::string::npos) << code;
+  // The blocked layout survives a symbolic batch: the convolutions keep their x86 schedule.
+  EXPECT_NE(code.find("nn_contrib_conv2d_NCHWc"), std::string::npos) << code;
+  VirtualMachine vm = built.create_vm();
+  for (int64_t batch : {1, 3, 2}) {
+    SCOPED_TRACE(batch);
+    Tensor data = pseudo_random({batch, 3, 32, 32}, DataType::float32(), uint64_t(batch));
+    std::vector<Tensor> inputs = {data};
+    for (const auto& [name, value] : w.params) inputs.push_back(value);
+    vm.set_input("data", data);
+    vm.run();
+    std::vector<Tensor> expected = reference::Interpreter(mod).run(inputs);
+    expect_close(expected[0], vm.get_output(0), "resnet18 at batch " + std::to_string(batch));
+  }
+}
+
+}  // namespace
+}  // namespace anvil
