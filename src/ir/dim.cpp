@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -144,6 +145,29 @@ bool divisible(const Poly& p, int64_t c) {
   for (const auto& [m, coeff] : p.terms)
     if (coeff % c != 0) return false;
   return true;
+}
+
+// q with a = b * q when b is a single term (a coefficient times size variables and atoms) that
+// divides every term of a: floordiv(n * b * 384, n * 64) is b * 6. Wherever b is not 0, the
+// floor of a / b is then exactly q (and a division by 0 has no value to keep).
+std::optional<Dim> exact_quotient(const Dim& a, const Dim& b) {
+  AtomTable atoms;
+  Poly pa = to_poly(a, atoms), pb = to_poly(b, atoms);
+  if (pb.constant != 0 || pb.terms.size() != 1 || pa.constant != 0) return std::nullopt;
+  const auto& [divisor, scale] = *pb.terms.begin();
+  Poly q;
+  for (const auto& [m, coeff] : pa.terms) {
+    if (coeff % scale != 0 || !std::includes(m.begin(), m.end(), divisor.begin(), divisor.end()))
+      return std::nullopt;
+    Monomial rest;
+    std::set_difference(m.begin(), m.end(), divisor.begin(), divisor.end(),
+                        std::back_inserter(rest));
+    if (rest.empty())
+      q.constant += coeff / scale;
+    else
+      q.terms[rest] += coeff / scale;
+  }
+  return from_poly(q, atoms);
 }
 
 Dim linear_op(const Dim& a, const Dim& b, int64_t b_scale, bool multiply_op) {
@@ -318,6 +342,7 @@ Dim floordiv(const Dim& a, const Dim& b) {
       return from_poly(q, atoms);
     }
   }
+  if (std::optional<Dim> q = exact_quotient(a, b)) return *q;
   return DimBuilder::binary(DimKind::FloorDiv, a, b);
 }
 
@@ -335,6 +360,7 @@ Dim floormod(const Dim& a, const Dim& b) {
     AtomTable atoms;
     if (divisible(to_poly(a, atoms), *c)) return 0;
   }
+  if (exact_quotient(a, b)) return 0;
   return DimBuilder::binary(DimKind::FloorMod, a, b);
 }
 

@@ -4,6 +4,8 @@
 // transform_slice_kernels.cpp, layout_transform and einsum in
 // transform_layout_kernels.cpp; cast is with the elementwise kernels.
 #include <algorithm>
+#include <optional>
+#include <utility>
 
 #include "anvil/ir/attrs/transform.h"
 #include "reference/kernel_families.h"
@@ -87,6 +89,27 @@ std::vector<Tensor> dyn_reshape_kernel(const KernelArgs& args) {
   const Tensor& data = args.inputs[0];
   std::vector<int64_t> newshape = int_values(args.inputs[1]);
   return {reshaped_copy(data, reshape_target(newshape, attrs.allowzero, data.shape_vector()))};
+}
+
+std::vector<Tensor> reshape_like_kernel(const KernelArgs& args) {
+  const auto& attrs = args.attrs_as<ReshapeLikeAttrs>();
+  const Tensor& data = args.inputs[0];
+  std::vector<int64_t> in = data.shape_vector(), like = args.inputs[1].shape_vector();
+  auto range = [](int64_t begin, std::optional<int64_t> end, size_t rank) {
+    int64_t n = int64_t(rank), b = begin < 0 ? begin + n : begin, e = end.value_or(n);
+    if (e < 0) e += n;
+    if (b < 0 || e > n || b > e) throw_error("reshape_like range out of the dims");
+    return std::pair<size_t, size_t>(size_t(b), size_t(e));
+  };
+  auto [lb, le] = range(attrs.lhs_begin, attrs.lhs_end, in.size());
+  auto [rb, re] = range(attrs.rhs_begin, attrs.rhs_end, like.size());
+  std::vector<int64_t> shape(in.begin(), in.begin() + std::ptrdiff_t(lb));
+  shape.insert(shape.end(), like.begin() + std::ptrdiff_t(rb), like.begin() + std::ptrdiff_t(re));
+  shape.insert(shape.end(), in.begin() + std::ptrdiff_t(le), in.end());
+  if (shape_numel(shape) != data.numel())
+    throw_error("cannot reshape ", shape_to_string(in), " (", data.numel(), " elements) to ",
+                shape_to_string(shape));
+  return {reshaped_copy(data, std::move(shape))};
 }
 
 std::vector<Tensor> transpose_kernel(const KernelArgs& args) {
@@ -253,6 +276,7 @@ std::vector<Tensor> reverse_kernel(const KernelArgs& args) {
 void register_transform_shape_kernels() {
   register_kernel("reshape", reshape_kernel);
   register_kernel("dyn.reshape", dyn_reshape_kernel);
+  register_kernel("reshape_like", reshape_like_kernel);
   register_kernel("transpose", transpose_kernel);
   register_kernel("squeeze", squeeze_kernel);
   register_kernel("dyn.squeeze", dyn_squeeze_kernel);

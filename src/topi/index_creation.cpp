@@ -1,5 +1,7 @@
 // Computes of the creation ops: arange (static attributes), full, zeros, ones, their *_like
-// forms, and shape_of / ndarray_size, whose values follow from the input's static type.
+// forms, and shape_of / ndarray_size, whose values follow from the input's type.
+#include <optional>
+
 #include "anvil/ir/attrs/transform.h"
 #include "topi/transform_util.h"
 
@@ -38,23 +40,29 @@ std::vector<te::Tensor> ones(const ComputeArgs& args) {
   return {filled(args, tir::make_const(args.out_dtype(), 1))};
 }
 
-// The input's shape, known from its type: a chain of selects over the output position.
+// The input's shape, known from its type or, for a size variable, bound from the input at
+// the kernel's entry: a chain of selects over the output position.
 std::vector<te::Tensor> shape_of(const ComputeArgs& args) {
-  std::vector<int64_t> shape = static_shape(args.inputs[0]);
+  std::vector<PrimExpr> shape = args.inputs[0].shape();
   DataType dtype = args.out_dtype();
+  auto as_dtype = [dtype](const PrimExpr& dim) {
+    if (auto value = tir::as_const_int(dim)) return tir::make_int(*value, dtype);
+    return tir::cast(dtype, dim);
+  };
   return {map_output(args, 0, [=](const std::vector<PrimExpr>& out) {
-    PrimExpr value = tir::make_int(shape.empty() ? 0 : shape.back(), dtype);
+    PrimExpr value = shape.empty() ? tir::make_int(0, dtype) : as_dtype(shape.back());
     for (size_t i = shape.empty() ? 0 : shape.size() - 1; i-- > 0;)
-      value = tir::select(tir::eq(out[0], tir::make_int(int64_t(i))),
-                          tir::make_int(shape[i], dtype), value);
+      value = tir::select(tir::eq(out[0], tir::make_int(int64_t(i))), as_dtype(shape[i]), value);
     return value;
   })};
 }
 
 std::vector<te::Tensor> ndarray_size(const ComputeArgs& args) {
-  int64_t count = 1;
-  for (int64_t d : static_shape(args.inputs[0])) count *= d;
-  return {filled(args, tir::make_int(count, args.out_dtype()))};
+  PrimExpr count = tir::make_int(1);
+  for (const PrimExpr& d : args.inputs[0].shape()) count = count * d;
+  DataType dtype = args.out_dtype();
+  std::optional<int64_t> known = tir::as_const_int(count);
+  return {filled(args, known ? tir::make_int(*known, dtype) : tir::cast(dtype, count))};
 }
 
 }  // namespace

@@ -4,6 +4,10 @@
 // casts), left behind by the importer before the params were bound; those subgraphs are
 // evaluated with the reference kernels first. A static op's output type can make another
 // dyn op's operand known (through shape_of), so the pass repeats until nothing changes.
+// With symbolic dims the operand subgraphs are evaluated symbolically as well: their elements
+// become dim expressions (symbolic_shape_values.h), parts that are integers fold to constants,
+// and dyn calls whose operands are certain get a static form typed with those dims
+// (dynamic_to_static_symbolic.h).
 #include <string_view>
 #include <unordered_set>
 
@@ -11,6 +15,7 @@
 #include "anvil/reference/reference.h"
 #include "anvil/transform/passes.h"
 #include "transform/dynamic_to_static_ops.h"
+#include "transform/dynamic_to_static_symbolic.h"
 #include "transform/pass_util.h"
 
 namespace anvil::transform {
@@ -59,8 +64,9 @@ bool never_folded(std::string_view op_name) {
 
 class DynamicToStaticRewriter : public detail::TypedMutator {
  public:
-  explicit DynamicToStaticRewriter(const std::unordered_set<const ir::ExprNode*>& operand_nodes)
-      : operand_nodes_(operand_nodes) {}
+  DynamicToStaticRewriter(const std::unordered_set<const ir::ExprNode*>& operand_nodes,
+                          detail::SymbolicShapeEvaluator& values)
+      : operand_nodes_(operand_nodes), values_(values) {}
 
   bool changed() const { return changed_; }
 
@@ -71,6 +77,7 @@ class DynamicToStaticRewriter : public detail::TypedMutator {
     if (!call->checked_type) call->checked_type = node->checked_type;
     Expr result = shape_constant(*call);
     if (!result && operand_nodes_.count(node)) result = fold(*call);
+    if (!result && operand_nodes_.count(node)) result = symbolic_constant(rewritten, *call);
     if (!result) result = convert(*call);
     if (!result) return rewritten;
     changed_ = true;
@@ -164,10 +171,29 @@ class DynamicToStaticRewriter : public detail::TypedMutator {
     return ir::TupleNode::make(std::move(fields));
   }
 
-  // The static form of a dyn call, when it exists and its type checks.
-  static Expr convert(const ir::CallNode& call) {
+  // An operand node whose symbolic value is all integers (take(shape_of(x), 2) when only
+  // x's other dims are symbolic), as a constant.
+  Expr symbolic_constant(const Expr& self, const ir::CallNode& call) {
+    const auto* type = ir::as<ir::TensorTypeNode>(call.checked_type);
+    const detail::SymbolicValue* value = values_.evaluate(self);
+    if (!type || !value || value->dtype != type->dtype) return nullptr;
+    std::optional<std::vector<int64_t>> ints = value->static_values();
+    if (!ints) return nullptr;
+    Tensor t = Tensor::empty(value->shape, value->dtype);
+    for (size_t i = 0; i < ints->size(); ++i) {
+      if (value->dtype == DataType::int64())
+        t.data_as<int64_t>()[i] = (*ints)[i];
+      else
+        t.set_from_double(int64_t(i), double((*ints)[i]));
+    }
+    return ir::ConstantNode::make(std::move(t));
+  }
+
+  // The static form of a dyn call, when it exists and its type checks: from constant operands,
+  // else from their symbolic values.
+  Expr convert(const ir::CallNode& call) {
     Expr result = detail::static_form(call);
-    if (!result) return nullptr;
+    if (!result) return detail::symbolic_static_form(call, values_);
     try {
       ir::infer_expr_type(result, /*reuse_cached_types=*/true);
     } catch (const Error&) {
@@ -179,6 +205,7 @@ class DynamicToStaticRewriter : public detail::TypedMutator {
   }
 
   const std::unordered_set<const ir::ExprNode*>& operand_nodes_;
+  detail::SymbolicShapeEvaluator& values_;
   bool changed_ = false;
 };
 
@@ -198,7 +225,8 @@ ir::IRModule dynamic_to_static(const ir::IRModule& mod) {
       }
       OperandSubgraphs operands;
       operands.visit(Expr(func));
-      DynamicToStaticRewriter rewriter(operands.nodes);
+      detail::SymbolicShapeEvaluator values;
+      DynamicToStaticRewriter rewriter(operands.nodes, values);
       Expr rewritten = rewriter.mutate(Expr(func));
       const auto* fn = ir::as<ir::FunctionNode>(rewritten);
       ANVIL_ICHECK(fn, "DynamicToStatic turned @", name, " into a ",

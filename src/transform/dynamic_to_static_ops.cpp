@@ -313,6 +313,27 @@ Expr convert_max_unpool(const ir::CallNode& call) {
                      derived_attrs(call, {{"output_size", spatial}}));
 }
 
+// ONNX Range with constant bounds is arange, whose values the attributes give in double: exact
+// for the integers of shapes and indices (kept well inside 2^53).
+Expr convert_range(const ir::CallNode& call) {
+  std::optional<std::vector<double>> start = constant_doubles(call.args[0]),
+                                     limit = constant_doubles(call.args[1]),
+                                     delta = constant_doubles(call.args[2]);
+  std::optional<DataType> dtype = tensor_dtype(call.args[0]);
+  if (!start || !limit || !delta || !dtype || start->size() != 1 || limit->size() != 1 ||
+      delta->size() != 1)
+    return nullptr;
+  constexpr double kExactLimit = double(int64_t(1) << 31);
+  for (double v : {(*start)[0], (*limit)[0], (*delta)[0]})
+    if (!std::isfinite(v) || std::fabs(v) > kExactLimit) return nullptr;
+  if ((*delta)[0] == 0) return nullptr;
+  return ir::call_op("arange", {},
+                     ir::make_op_attrs("arange", {{"start", (*start)[0]},
+                                                  {"stop", (*limit)[0]},
+                                                  {"step", (*delta)[0]},
+                                                  {"dtype", *dtype}}));
+}
+
 // How each dyn op is converted, and which of its operands must be constants for that.
 struct Conversion {
   std::vector<size_t> shape_operands;
@@ -335,6 +356,7 @@ const std::map<std::string, Conversion, std::less<>>& conversions() {
         {"dyn.topk", {{1}, convert_topk}},
         {"dyn.cumsum", {{1}, convert_cumsum}},
         {"dyn.col2im", {{1, 2}, convert_col2im}},
+        {"range", {{0, 1, 2}, convert_range}},
     };
     for (const char* reduce : {"sum", "mean", "prod", "max", "min", "all", "any", "logsumexp",
                                "l1_norm", "l2_norm", "sum_square"})

@@ -4,7 +4,7 @@
 //
 //   conformance_runner DATA_DIR [--skips FILE] [--filter TEXT] [--min-passed N]
 //                      [--show-failures] [--executor reference|graph|vm|user] [--opt-level N]
-//                      [--max-interpreted N]
+//                      [--max-interpreted N] [--show-interpreted]
 //
 // The "user" executor runs each test as a user runs a model: imported as it is (nothing frozen
 // to a constant, every input given at run time) and run on the executor `anvil run` picks
@@ -47,6 +47,7 @@ struct Options {
   std::string executor = "reference";
   int opt_level = 3;
   int64_t max_interpreted = -1;
+  bool show_interpreted = false;
 };
 
 // Tests whose executable evaluated a group with the reference kernels (user executor).
@@ -218,7 +219,13 @@ std::string run_test(const fs::path& dir, const Options& options) {
     driver::BuildOptions build_options;
     build_options.pass_context.opt_level = options.opt_level;
     driver::VmModule built = driver::build_vm(model.mod, model.params, build_options);
-    if (options.executor == "user" && has_interpreted_group(*built.executable())) ++g_interpreted;
+    if (options.executor == "user" && has_interpreted_group(*built.executable())) {
+      ++g_interpreted;
+      if (options.show_interpreted)
+        for (const vm::RuntimeFunc& func : built.executable()->runtime_funcs)
+          std::printf("INTERPRETED %s: %s%s%s\n", dir.filename().c_str(), func.name.c_str(),
+                      func.note.empty() ? "" : " // ", func.note.c_str());
+    }
     VirtualMachine vm = built.create_vm();
     for (size_t i = 0; i < model.input_names.size(); ++i)
       vm.set_input(model.input_names[i], args[i]);
@@ -263,6 +270,8 @@ int main(int argc, char** argv) {
       options.executor = next();
     else if (arg == "--opt-level")
       options.opt_level = std::stoi(next());
+    else if (arg == "--show-interpreted")
+      options.show_interpreted = true;
     else if (arg == "--max-interpreted")
       options.max_interpreted = std::stoll(next());
     else

@@ -49,6 +49,22 @@ TEST(Dim, NonLinearTermsStayOpaqueButCanonical) {
   EXPECT_EQ(max(n, n), n);
 }
 
+// A reshape's -1 divides the element count by the product of the other dims: when that
+// product is one term dividing every term of the count, the quotient is exact.
+TEST(Dim, DivisionByAMonomialThatDividesEveryTermIsExact) {
+  Dim n = Dim::var("n"), b = Dim::var("batch");
+  EXPECT_EQ(floordiv(n * b * 384, n * 64), b * 6);
+  EXPECT_EQ(floordiv(b * n, b), n);
+  EXPECT_EQ(floordiv(n * n * 2 + n * 4, n * 2), n + 2);
+  EXPECT_EQ(floormod(n * b * 384, n * 64), Dim(0));
+  // Not exact: a constant term, a coefficient that does not divide, a missing variable, a sum.
+  EXPECT_EQ(floordiv(n * 64 + 1, n * 64).kind(), DimKind::FloorDiv);
+  EXPECT_EQ(floordiv(n * 6, n * 4).kind(), DimKind::FloorDiv);
+  EXPECT_EQ(floordiv(n * 6, b * 2).kind(), DimKind::FloorDiv);
+  EXPECT_EQ(floordiv(n * b, n + b).kind(), DimKind::FloorDiv);
+  EXPECT_EQ(floormod(n * 6, n * 4).kind(), DimKind::FloorMod);
+}
+
 TEST(Dim, AnyAbsorbs) {
   Dim n = Dim::var("n");
   EXPECT_TRUE((Dim::any() + n).is_any());

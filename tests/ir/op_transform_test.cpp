@@ -74,6 +74,58 @@ TEST(TransformReshape, SymbolicDims) {
   EXPECT_TRUE(is_tensor(infer_call("reshape", {a}, reshape_to({-1, 2})), {Dim::any(), 2}, f32));
 }
 
+// The -1 of a reshape splitting heads off symbolic dims: the element count divided by the other
+// entries' product is exact (seq * batch * 384 / (seq * 64) = batch * 6), as is merging back.
+TEST(TransformReshape, SymbolicInferredDimDividesExactly) {
+  const Dim batch = Dim::var("batch"), seq = Dim::var("seq");
+  auto x = tensor_var("x", {seq, batch, 384});
+  EXPECT_TRUE(
+      is_tensor(infer_call("reshape", {x}, reshape_to({0, -1, 64})), {seq, batch * 6, 64}, f32));
+  auto mask = tensor_var("mask", {batch, seq});
+  EXPECT_TRUE(
+      is_tensor(infer_call("reshape", {mask}, reshape_to({0, 1, 1, -1})), {batch, 1, 1, seq}, f32));
+  auto heads = tensor_var("heads", {batch, 6, 1, seq});
+  EXPECT_TRUE(
+      is_tensor(infer_call("reshape", {heads}, reshape_to({-3, 1, -1})), {batch * 6, 1, seq}, f32));
+  // Not a multiple of the known entries: the -1 stays an opaque quotient.
+  auto y = tensor_var("y", {n, 6});
+  EXPECT_TRUE(
+      is_tensor(infer_call("reshape", {y}, reshape_to({4, -1})), {4, floordiv(n * 6, 4)}, f32));
+}
+
+// reshape_like takes a run of shape_like's dims in place of a run of the data's (TVM's form):
+// the whole shape by default.
+TEST(TransformReshapeLike, SymbolicDimsFromTheLikeTensor) {
+  const Dim batch = Dim::var("batch"), seq = Dim::var("seq");
+  auto flat = tensor_var("flat", {batch * seq, 768});
+  auto like = tensor_var("like", {batch, seq, 256}, i32);
+  auto whole = tensor_var("whole", {seq, batch, 384});
+  auto flat384 = tensor_var("flat384", {batch * seq, 384});
+  EXPECT_TRUE(is_tensor(infer_call("reshape_like", {flat384, whole}), {seq, batch, 384}, f32));
+  auto split = attrs_of<ReshapeLikeAttrs>([](ReshapeLikeAttrs& a) {
+    a.lhs_end = 1;
+    a.rhs_end = 2;
+  });
+  EXPECT_TRUE(is_tensor(infer_call("reshape_like", {flat, like}, split), {batch, seq, 768}, f32));
+  auto negative = attrs_of<ReshapeLikeAttrs>([](ReshapeLikeAttrs& a) {
+    a.lhs_begin = -2;
+    a.lhs_end = -1;
+    a.rhs_begin = -3;
+    a.rhs_end = -1;
+  });
+  EXPECT_TRUE(
+      is_tensor(infer_call("reshape_like", {flat, like}, negative), {batch, seq, 768}, f32));
+  EXPECT_EQ(pattern_of("reshape_like"), OpPattern::Injective);
+  // Element counts that differ by a symbolic amount might agree at run time; static ones not.
+  EXPECT_TRUE(is_tensor(infer_call("reshape_like", {flat, whole}), {seq, batch, 384}, f32));
+  EXPECT_TRUE(
+      type_error_mentions(call_op("reshape_like", {tensor_var("a", {6, 4}), tensor_var("b", {5})}),
+                          {"cannot reshape", "24", "5"}));
+  auto bad = attrs_of<ReshapeLikeAttrs>([](ReshapeLikeAttrs& a) { a.rhs_begin = 4; });
+  EXPECT_TRUE(type_error_mentions(call_op("reshape_like", {flat, like}, bad),
+                                  {"rhs_begin", "not a range"}));
+}
+
 TEST(TransformReshape, UnknownRankInput) {
   auto x = VarNode::make("x", TensorTypeNode::make_unknown_rank(f32));
   EXPECT_TRUE(is_tensor(infer_call("reshape", {x}, reshape_to({2, -1})), {2, Dim::any()}, f32));

@@ -45,6 +45,17 @@ TEST(TransformKernels, DynReshapeHonoursAllowzero) {
   EXPECT_TRUE(fails_with("dyn.reshape", {iota({2, 3}), ints({4, -1})}, {}, "cannot hold"));
 }
 
+TEST(TransformKernels, ReshapeLikeTakesDimsOfTheSecondInput) {
+  // The whole shape of the (unread) second input, then dims 0..1 of it in place of dim 0.
+  Tensor out = run1("reshape_like", {iota({6, 4}), make_ints({3, 8}, I(24, 0))});
+  EXPECT_EQ(out.shape_vector(), (I{3, 8}));
+  EXPECT_EQ(values_of(out), values_of(iota({24})));
+  Tensor split = run1("reshape_like", {iota({6, 4}), iota({2, 3, 5})},
+                      {{"lhs_end", int64_t(1)}, {"rhs_end", int64_t(2)}});
+  EXPECT_EQ(split.shape_vector(), (I{2, 3, 4}));
+  EXPECT_TRUE(fails_with("reshape_like", {iota({6, 4}), iota({5})}, {}, "cannot reshape"));
+}
+
 TEST(TransformKernels, TransposeMovesInt64Exactly) {
   // 2^60 + 1 is not a double; a byte copy keeps it.
   int64_t big = (int64_t(1) << 60) + 1;

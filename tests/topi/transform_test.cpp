@@ -227,9 +227,19 @@ TEST(TransformTest, ReshapeThenTranspose) {
       "%1 = transpose(%0, axes=[0, 2, 3, 1]); reshape(%1, newshape=[-1, 3]) }");
 }
 
+TEST(TransformTest, ReshapeLike) {
+  check_group(
+      "fn (%x: Tensor[(6, 35), float32], %y: Tensor[(3, 2, 7, 5), int32]) { "
+      "reshape_like(%x, %y) }");
+  check_group(
+      "fn (%x: Tensor[(6, 35), float32], %y: Tensor[(2, 3, 9), float32]) { "
+      "reshape_like(%x, %y, lhs_end=1, rhs_end=2) }");
+}
+
 TEST(TransformTest, EveryTransformOpHasACompute) {
   std::vector<std::string> missing = topi::ops_without_compute();
   for (const char* op : {"reshape",
+                         "reshape_like",
                          "transpose",
                          "squeeze",
                          "expand_dims",

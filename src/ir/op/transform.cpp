@@ -4,6 +4,8 @@
 // layout_transform and einsum in transform_layout.cpp.
 #include <algorithm>
 #include <optional>
+#include <string>
+#include <utility>
 
 #include "ir/op/families.h"
 #include "ir/op/transform_util.h"
@@ -113,6 +115,39 @@ Type reshape_relation(const RelationArgs& args) {
     throw_error("attribute 'newshape' = ", newshape, " has ", count.to_string(),
                 " elements but the input ", describe(data), " has ", total.to_string());
   }
+  return TensorTypeNode::make(std::move(out), data.dtype);
+}
+
+// The half-open range [begin, end) of a reshape_like attribute pair over rank dims.
+std::pair<size_t, size_t> reshape_like_range(int64_t begin, std::optional<int64_t> end, size_t rank,
+                                             const char* side, const TensorTypeNode& t) {
+  int64_t n = int64_t(rank), b = begin < 0 ? begin + n : begin, e = end.value_or(n);
+  if (e < 0) e += n;
+  if (b < 0 || e > n || b > e)
+    throw_error("attributes '", side, "_begin' = ", begin, ", '", side,
+                "_end' = ", end ? std::to_string(*end) : std::string("None"),
+                " are not a range of the dims of ", describe(t));
+  return {size_t(b), size_t(e)};
+}
+
+// reshape_like: the dims come from shape_like's type, so they may be symbolic where a
+// reshape's entries cannot name them (DynamicToStatic reshapes to dims of a tensor in scope).
+Type reshape_like_relation(const RelationArgs& args) {
+  const auto& attrs = args.attrs_as<ReshapeLikeAttrs>();
+  const TensorTypeNode& data = args.tensor(0);
+  const TensorTypeNode& like = args.tensor(1);
+  const std::vector<Dim>& in = *data.shape;
+  const std::vector<Dim>& from = *like.shape;
+  auto [lb, le] = reshape_like_range(attrs.lhs_begin, attrs.lhs_end, in.size(), "lhs", data);
+  auto [rb, re] = reshape_like_range(attrs.rhs_begin, attrs.rhs_end, from.size(), "rhs", like);
+  std::vector<Dim> out(in.begin(), in.begin() + std::ptrdiff_t(lb));
+  out.insert(out.end(), from.begin() + std::ptrdiff_t(rb), from.begin() + std::ptrdiff_t(re));
+  out.insert(out.end(), in.begin() + std::ptrdiff_t(le), in.end());
+  Dim count = dims_product(in), out_count = dims_product(out);
+  if (provably_different(count, out_count))
+    throw_error("cannot reshape ", describe(data), " (", count.to_string(), " elements) to ",
+                dims_to_string(out), " (", out_count.to_string(), " elements) after ",
+                describe(like));
   return TensorTypeNode::make(std::move(out), data.dtype);
 }
 
@@ -332,6 +367,12 @@ void register_transform_shape_ops(OpTable& table) {
       .inputs({"data", "newshape"})
       .attrs<ReshapeAttrs>()
       .type_relation(dynamic_shape_relation)
+      .fusion_pattern(OpPattern::Injective);
+  table.add("reshape_like")
+      .describe("Gives the data dims of shape_like's type (its values are not read).")
+      .inputs({"data", "shape_like"})
+      .attrs<ReshapeLikeAttrs>()
+      .type_relation(reshape_like_relation)
       .fusion_pattern(OpPattern::Injective);
   table.add("transpose")
       .describe("Permutes the dims; no axes reverses them.")

@@ -31,6 +31,24 @@ struct ReshapeAttrs : AttrsBase<ReshapeAttrs> {
   }
 };
 
+// reshape_like (TVM's): data's dims [lhs_begin, lhs_end) replaced by shape_like's dims
+// [rhs_begin, rhs_end); an end left out is the rank, negative values count from the end.
+struct ReshapeLikeAttrs : AttrsBase<ReshapeLikeAttrs> {
+  static constexpr const char* kTypeKey = "ReshapeLikeAttrs";
+  int64_t lhs_begin = 0;
+  std::optional<int64_t> lhs_end;
+  int64_t rhs_begin = 0;
+  std::optional<int64_t> rhs_end;
+
+  template <typename Visit>
+  void visit_fields(Visit&& v) {
+    v("lhs_begin", lhs_begin);
+    v("lhs_end", lhs_end);
+    v("rhs_begin", rhs_begin);
+    v("rhs_end", rhs_end);
+  }
+};
+
 // transpose: output dim i is input dim axes[i]; empty axes reverse the dims.
 struct TransposeAttrs : AttrsBase<TransposeAttrs> {
   static constexpr const char* kTypeKey = "TransposeAttrs";
