@@ -83,6 +83,16 @@ TEST_F(Bounds, UnknownDivisorGivesUnknown) {
   EXPECT_EQ(b.max_value, kMax);
 }
 
+// The tiles of a size variable n: ceildiv(n, 4) * 4 has no upper bound when n has none (an
+// int64 limit means "unbounded"; dividing it must not make it a finite, huge value), and the
+// exact one when n has a range.
+TEST_F(Bounds, DividingAnUnboundedValueKeepsItUnbounded) {
+  PrimExpr tiles = floordiv(n + 3, 4) * 4;
+  EXPECT_TRUE(analyzer.const_int_bound(tiles).has_no_upper());
+  analyzer.bind(n, Range::from_min_extent(0, 101));  // [0, 100]
+  expect_bound(tiles, 0, 100);
+}
+
 TEST_F(Bounds, SaturatesInsteadOfOverflowing) {
   analyzer.bind(n, Range::from_min_extent(0, kMax));
   IntBound b = analyzer.const_int_bound(n * 4 + 4);

@@ -146,5 +146,39 @@ TEST(PartitionLoops, TileCutBothWaysProvesEachLoopItsOwnTerm) {
   for (int i = 35; i < 40; ++i) EXPECT_EQ(result[i], -1) << i;
 }
 
+// The tiles of a size variable: for i0 in [0, ceildiv(n, 4)): for i1 in [0, 4): guarded by
+// i0 * 4 + i1 < n. The full tiles, i0 < floordiv(n, 4), lose the guard; the last, partial tile
+// keeps it.
+TEST(PartitionLoops, SymbolicExtentIsCutAtTheLastFullTile) {
+  Var n = VarNode::make("n");
+  Buffer x = BufferNode::make("X", DataType::float32(), {n});
+  Var i0 = VarNode::make("i0"), i1 = VarNode::make("i1");
+  PrimExpr index = i0 * 4 + i1;
+  Stmt guarded =
+      IfThenElseNode::make(index < n, store(x, make_const(DataType::float32(), 1), {index}));
+  Stmt inner = ForNode::make(i1, 0, 4, ForKind::Unrolled, guarded);
+  PrimFunc func = func_of({x}, ForNode::make(i0, 0, floordiv(n + 3, 4), ForKind::Serial, inner));
+  PrimFunc out = partition_loops(func);
+  const auto* seq = as<SeqStmtNode>(out->body);
+  ASSERT_TRUE(seq && seq->seq.size() == 2u) << print(out);
+  const auto* main_loop = as<ForNode>(seq->seq[0]);
+  const auto* tail_loop = as<ForNode>(seq->seq[1]);
+  ASSERT_TRUE(main_loop && tail_loop) << print(out);
+  EXPECT_EQ(print(main_loop->extent), "n // 4") << print(out);
+  EXPECT_EQ(count_ifs(main_loop->body), 0) << print(out);
+  EXPECT_EQ(print(tail_loop->min), "n // 4") << print(out);
+  EXPECT_EQ(count_ifs(tail_loop->body), 1) << print(out);
+  EXPECT_NE(tail_loop->loop_var.get(), main_loop->loop_var.get());
+
+  // A guard that does not hold over the full tiles (i0 * 4 + i1 < n - 1) is left alone.
+  Stmt loose =
+      IfThenElseNode::make(index < n - 1, store(x, make_const(DataType::float32(), 1), {index}));
+  PrimFunc unproven =
+      func_of({x}, ForNode::make(i0, 0, floordiv(n + 3, 4), ForKind::Serial,
+                                 ForNode::make(i1, 0, 4, ForKind::Unrolled, loose)));
+  EXPECT_EQ(count_ifs(partition_loops(unproven)->body), 1);
+  EXPECT_EQ(as<SeqStmtNode>(partition_loops(unproven)->body), nullptr);
+}
+
 }  // namespace
 }  // namespace anvil::tir

@@ -63,7 +63,13 @@ Wide floor_div_wide(Wide a, Wide b) {
 // Division is monotone in each operand while the divisor keeps its sign, so
 // the corners bound it.
 IntBound div_bounds(IntBound a, IntBound b, bool floor) {
-  auto div = [&](Wide x, Wide y) { return floor ? floor_div_wide(x, y) : x / y; };
+  auto div = [&](Wide x, Wide y) -> Wide {
+    // An int64 limit stands for "unbounded", not for a value: divided, it stays unbounded
+    // (else floordiv(n + 3, 4) * 4 of a size variable n would get a finite, huge bound).
+    if (x == Wide(kPosInf) || x == Wide(kNegInf))
+      return (x > 0) == (y > 0) ? Wide(kPosInf) : Wide(kNegInf);
+    return floor ? floor_div_wide(x, y) : x / y;
+  };
   Wide a0 = a.min_value, a1 = a.max_value, b0 = b.min_value, b1 = b.max_value;
   return hull({div(a0, b0), div(a0, b1), div(a1, b0), div(a1, b1)});
 }

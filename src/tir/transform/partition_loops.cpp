@@ -5,10 +5,11 @@
 // tail instead of a branch in every iteration, which also lets the vectorizer and LLVM keep a
 // register tile in registers.
 //
-// Only serial and unrolled loops with constant bounds are cut (parallel loops are outlined into
-// tasks and vectorized ones must stay whole); the tail is a fresh copy of the body, so every
-// variable keeps one definition. The guard is proven, not assumed, for the whole prefix with
-// the analyzer, under the ranges of every enclosing and inner loop.
+// Only serial and unrolled loops are cut (parallel loops are outlined into tasks and vectorized
+// ones must stay whole): with constant bounds anywhere, over a size variable's tiles at the last
+// full tile; the tail is a fresh copy of the body, so every variable keeps one definition. The
+// guard is proven, not assumed, for the whole prefix with the analyzer, under the ranges of every
+// enclosing and inner loop.
 #include <functional>
 #include <optional>
 #include <vector>
@@ -134,6 +135,7 @@ class Partitioner : public Mutator {
         return seq_stmt({mutate(main_loop), mutate(tail_loop)});
       }
     }
+    if (std::optional<Stmt> cut = cut_symbolic(node)) return *cut;
     analyzer_.bind(node->loop_var, Range::from_min_extent(node->min, node->extent));
     Stmt result = Mutator::mutate_For(node, self);
     analyzer_.unbind(node->loop_var);
@@ -169,6 +171,47 @@ class Partitioner : public Mutator {
       (holds(node, min, mid, guards) ? lo : hi) = mid;
     }
     return lo;
+  }
+
+  // A loop over a size variable's tiles, `for i in range(ceildiv(n, T))` as a split of a
+  // symbolic extent leaves it, is cut at floordiv(n, T): the full tiles run without their
+  // guards, the last, partial one keeps them. The cut is proven like a constant one.
+  std::optional<Stmt> cut_symbolic(const ForNode* node) {
+    const auto* ceil = as<FloorDivNode>(node->extent);
+    if (!ceil || !is_zero(node->min) ||
+        !(node->for_kind == ForKind::Serial || node->for_kind == ForKind::Unrolled))
+      return std::nullopt;
+    const int64_t tile = as_const_int(ceil->b).value_or(0);
+    if (tile < 2) return std::nullopt;
+    std::vector<Guard> guards = guards_on(node->body, node->loop_var.get());
+    if (guards.empty()) return std::nullopt;
+    DataType t = node->loop_var->dtype;
+    PrimExpr prefix =
+        analyzer_.simplify(floordiv(ceil->a - make_int(tile - 1, t), make_int(tile, t)));
+    if (!holds_symbolic(node, prefix, guards)) return std::nullopt;
+    Stmt main_body = GuardRemover(guards).mutate(node->body);
+    Var tail_var = VarNode::make(node->loop_var->name, t);
+    Stmt tail_body =
+        detail::FreshCopy(VarMap{{node->loop_var.get(), PrimExpr(tail_var)}}).mutate(node->body);
+    Stmt main_loop = ForNode::make(node->loop_var, node->min, prefix, node->for_kind, main_body,
+                                   node->annotations);
+    Stmt tail_loop = ForNode::make(tail_var, prefix, analyzer_.simplify(node->extent - prefix),
+                                   node->for_kind, tail_body, node->annotations);
+    return seq_stmt({mutate(main_loop), mutate(tail_loop)});
+  }
+
+  bool holds_symbolic(const ForNode* node, const PrimExpr& prefix,
+                      const std::vector<Guard>& guards) {
+    analyzer_.bind(node->loop_var, Range::from_min_extent(node->min, prefix));
+    bool all = true;
+    for (const Guard& g : guards) {
+      for (const auto& [var, range] : g.inner_loops) analyzer_.bind(var, range);
+      for (const PrimExpr& term : g.on_var) all = all && analyzer_.can_prove(term);
+      for (const auto& [var, range] : g.inner_loops) analyzer_.unbind(var);
+      if (!all) break;
+    }
+    analyzer_.unbind(node->loop_var);
+    return all;
   }
 
   Analyzer analyzer_;

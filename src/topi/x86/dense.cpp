@@ -39,10 +39,13 @@ void schedule_dense(tir::Schedule& sch, const ScheduleArgs& args) {
     spatial = 2;
   }
   tir::LoopRV i = loops[spatial - 2], j = loops[spatial - 1], k = loops[spatial];
-  const int64_t rows = loop_extent(sch, i).value_or(0);
+  // The rows may be a size variable (a dynamic batch or sequence): their tiles are then cut at
+  // run time, the last one guarded; the columns and the reduction fix the register tile.
+  const std::optional<int64_t> rows = loop_extent(sch, i);
   const int64_t cols = loop_extent(sch, j).value_or(0);
   const int64_t depth = loop_extent(sch, k).value_or(0);
-  if (rows <= 0 || cols <= 0 || depth <= 0) throw_error("dense schedule: dynamic extents");
+  if ((rows && *rows <= 0) || cols <= 0 || depth <= 0)
+    throw_error("dense schedule: dynamic columns or reduction");
 
   const int64_t full_lanes = args.vector_bits / 32;
   int64_t lanes = 0;
@@ -63,7 +66,7 @@ void schedule_dense(tir::Schedule& sch, const ScheduleArgs& args) {
   }
   // Single-row products are bound by reading the weight; more accumulators hide FMA latency.
   // Rows need not divide: the last, partial row tile is cut off by partition_loops.
-  const int64_t tile_rows = std::min<int64_t>(rows, 4);
+  const int64_t tile_rows = rows ? std::min<int64_t>(*rows, 4) : 4;
   const int64_t vector_count = (cols + lanes - 1) / lanes;
   const int64_t vectors = packed ? packed_block / lanes
                           : column_tail
