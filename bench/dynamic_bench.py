@@ -20,8 +20,9 @@ static". Then, for each size and thread count T, one right after the other:
     IN.npz --print-time --repeat R` (its median);
   - ONNX Runtime on the dynamic model: CPU provider, ORT_ENABLE_ALL, intra_op_num_threads = T,
     3 warm-up runs, median of R;
-  - OpenVINO on the dynamic model: CPU plugin, INFERENCE_NUM_THREADS = T, latency hint, 3
-    warm-up runs, median of R (skipped when the openvino package is missing).
+  - OpenVINO on the dynamic model: CPU plugin, INFERENCE_NUM_THREADS = T, latency hint, f32
+    inference precision (its default on CPUs with AVX512-BF16 is bf16, which is not the same
+    computation), 3 warm-up runs, median of R (skipped when the openvino package is missing).
 It prints a Markdown table, one row per (model, size, threads): the four latencies, dynamic
 over static, dynamic over ONNX Runtime, dynamic over OpenVINO, and the largest absolute
 difference between anvil's dynamic package and ONNX Runtime. A model whose dynamic package
@@ -131,7 +132,8 @@ def openvino_latency(onnx_path, feeds, threads, repeat):
     core = ov.Core()
     compiled = core.compile_model(str(onnx_path), "CPU",
                                   {"INFERENCE_NUM_THREADS": threads,
-                                   "PERFORMANCE_HINT": "LATENCY"})
+                                   "PERFORMANCE_HINT": "LATENCY",
+                                   "INFERENCE_PRECISION_HINT": "f32"})
     request = compiled.create_infer_request()
     for _ in range(ORT_WARMUP):
         request.infer(feeds)
