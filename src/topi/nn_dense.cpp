@@ -7,6 +7,7 @@
 #include "anvil/topi/topi.h"
 #include "topi/nn_families.h"
 #include "topi/nn_util.h"
+#include "topi/topi_util.h"
 
 namespace anvil::topi {
 namespace {
@@ -83,9 +84,13 @@ std::vector<te::Tensor> batch_matmul_compute(const ComputeArgs& args) {
   const te::Tensor& y = args.inputs[1];
   const DataType dtype = args.out_dtype();
   const bool transpose_a = a.transpose_a, transpose_b = a.transpose_b;
-  std::vector<int64_t> x_shape = nn::static_shape(x), y_shape = nn::static_shape(y);
-  const bool x_broadcast = x_shape[0] == 1, y_broadcast = y_shape[0] == 1;
-  tir::IterVar k = te::reduce_axis(tir::make_int(transpose_a ? x_shape[1] : x_shape[2]), "k");
+  // The batch and the rows may be size variables. The reduction must be static: a symbolic one
+  // (probabilities times values in attention) computes wrong sums under the generic schedule
+  // today, so the compute declines it.
+  const std::vector<PrimExpr>& x_shape = x.shape();
+  const bool x_broadcast = tir::is_one(x_shape[0]), y_broadcast = tir::is_one(y.shape()[0]);
+  const int64_t depth = static_extent(transpose_a ? x_shape[1] : x_shape[2]);
+  tir::IterVar k = te::reduce_axis(tir::make_int(depth), "k");
   auto body = [=](const std::vector<tir::Var>& idx) {
     PrimExpr b = idx[0], m = idx[1], n = idx[2];
     PrimExpr xb = x_broadcast ? PrimExpr(0) : b, yb = y_broadcast ? PrimExpr(0) : b;
@@ -99,12 +104,14 @@ std::vector<te::Tensor> batch_matmul_compute(const ComputeArgs& args) {
 // The indices into an operand with batch dims `shape` (right-aligned against the output's
 // batch indices; a dim of 1 broadcasts).
 std::vector<PrimExpr> broadcast_batch(const std::vector<PrimExpr>& out_batch,
-                                      const std::vector<int64_t>& shape,
-                                      const std::vector<int64_t>& out_shape) {
+                                      const std::vector<PrimExpr>& shape,
+                                      const std::vector<PrimExpr>& out_shape) {
   std::vector<PrimExpr> index;
   size_t skip = out_batch.size() - shape.size();
   for (size_t i = 0; i < shape.size(); ++i)
-    index.push_back(shape[i] == 1 && out_shape[skip + i] != 1 ? PrimExpr(0) : out_batch[skip + i]);
+    index.push_back(tir::is_one(shape[i]) && !tir::is_one(out_shape[skip + i])
+                        ? PrimExpr(0)
+                        : out_batch[skip + i]);
   return index;
 }
 
@@ -114,14 +121,17 @@ std::vector<te::Tensor> numpy_matmul_compute(const ComputeArgs& args) {
   const te::Tensor& a = args.inputs[0];
   const te::Tensor& b = args.inputs[1];
   const DataType dtype = args.out_dtype();
-  const std::vector<int64_t> a_shape = nn::static_shape(a), b_shape = nn::static_shape(b);
-  const std::vector<int64_t> out_shape = nn::static_ints(args.out_shape(), args.op_name());
+  // Batch dims and rows may be size variables (a dim of 1 broadcasts); the reduction must be
+  // static (see batch_matmul_compute).
+  const std::vector<PrimExpr>& a_shape = a.shape();
+  const std::vector<PrimExpr>& b_shape = b.shape();
+  const std::vector<PrimExpr> out_shape = args.out_shape();
   const bool a_vector = a_shape.size() == 1, b_vector = b_shape.size() == 1;
-  const std::vector<int64_t> a_batch(a_shape.begin(), a_shape.end() - (a_vector ? 1 : 2));
-  const std::vector<int64_t> b_batch(b_shape.begin(), b_shape.end() - (b_vector ? 1 : 2));
+  const std::vector<PrimExpr> a_batch(a_shape.begin(), a_shape.end() - (a_vector ? 1 : 2));
+  const std::vector<PrimExpr> b_batch(b_shape.begin(), b_shape.end() - (b_vector ? 1 : 2));
   const size_t batch_rank = out_shape.size() - (a_vector ? 0 : 1) - (b_vector ? 0 : 1);
-  const std::vector<int64_t> out_batch(out_shape.begin(), out_shape.begin() + batch_rank);
-  tir::IterVar k = te::reduce_axis(tir::make_int(a_shape.back()), "k");
+  const std::vector<PrimExpr> out_batch(out_shape.begin(), out_shape.begin() + batch_rank);
+  tir::IterVar k = te::reduce_axis(tir::make_int(static_extent(a_shape.back())), "k");
   auto body = [=](const std::vector<tir::Var>& idx) {
     std::vector<PrimExpr> batch(idx.begin(), idx.begin() + batch_rank);
     std::vector<PrimExpr> a_index = broadcast_batch(batch, a_batch, out_batch);

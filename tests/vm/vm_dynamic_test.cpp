@@ -113,6 +113,14 @@ def @main(%x: Tensor[(n, 2, 3, 4), float32], %y: Tensor[(n, 24), float32]) {
   transpose(%1, axes=[1, 0])
 })",
      3},
+    {"attention_products", R"(
+def @main(%q: Tensor[(b, s, 16), float32], %k: Tensor[(b, s, 16), float32], %v: Tensor[(b, 2, s, 8), float32]) {
+  %0 = nn.batch_matmul(%q, %k, transpose_b=True);
+  %1 = nn.softmax(%0, axis=-1);
+  %2 = reshape(%v, newshape=[0, 0, 0, 8]);
+  (%1, matmul(%2, transpose(%2, axes=[0, 1, 3, 2])))
+})",
+     3},
     {"two_size_variables", R"(
 def @main(%x: Tensor[(b, s, 16), float32], %w: Tensor[(8, 16), float32], %m: Tensor[(b, s), float32]) {
   %0 = nn.dense(%x, %w);
