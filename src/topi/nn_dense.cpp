@@ -7,7 +7,6 @@
 #include "anvil/topi/topi.h"
 #include "topi/nn_families.h"
 #include "topi/nn_util.h"
-#include "topi/topi_util.h"
 
 namespace anvil::topi {
 namespace {
@@ -84,13 +83,11 @@ std::vector<te::Tensor> batch_matmul_compute(const ComputeArgs& args) {
   const te::Tensor& y = args.inputs[1];
   const DataType dtype = args.out_dtype();
   const bool transpose_a = a.transpose_a, transpose_b = a.transpose_b;
-  // The batch and the rows may be size variables. The reduction must be static: a symbolic one
-  // (probabilities times values in attention) computes wrong sums under the generic schedule
-  // today, so the compute declines it.
+  // Every dim may be a size variable, the reduction too (attention's probabilities times
+  // values sum over the sequence).
   const std::vector<PrimExpr>& x_shape = x.shape();
   const bool x_broadcast = tir::is_one(x_shape[0]), y_broadcast = tir::is_one(y.shape()[0]);
-  const int64_t depth = static_extent(transpose_a ? x_shape[1] : x_shape[2]);
-  tir::IterVar k = te::reduce_axis(tir::make_int(depth), "k");
+  tir::IterVar k = te::reduce_axis(transpose_a ? x_shape[1] : x_shape[2], "k");
   auto body = [=](const std::vector<tir::Var>& idx) {
     PrimExpr b = idx[0], m = idx[1], n = idx[2];
     PrimExpr xb = x_broadcast ? PrimExpr(0) : b, yb = y_broadcast ? PrimExpr(0) : b;
@@ -121,8 +118,7 @@ std::vector<te::Tensor> numpy_matmul_compute(const ComputeArgs& args) {
   const te::Tensor& a = args.inputs[0];
   const te::Tensor& b = args.inputs[1];
   const DataType dtype = args.out_dtype();
-  // Batch dims and rows may be size variables (a dim of 1 broadcasts); the reduction must be
-  // static (see batch_matmul_compute).
+  // Every dim may be a size variable (a dim of 1 broadcasts), the reduction too.
   const std::vector<PrimExpr>& a_shape = a.shape();
   const std::vector<PrimExpr>& b_shape = b.shape();
   const std::vector<PrimExpr> out_shape = args.out_shape();
@@ -131,7 +127,7 @@ std::vector<te::Tensor> numpy_matmul_compute(const ComputeArgs& args) {
   const std::vector<PrimExpr> b_batch(b_shape.begin(), b_shape.end() - (b_vector ? 1 : 2));
   const size_t batch_rank = out_shape.size() - (a_vector ? 0 : 1) - (b_vector ? 0 : 1);
   const std::vector<PrimExpr> out_batch(out_shape.begin(), out_shape.begin() + batch_rank);
-  tir::IterVar k = te::reduce_axis(tir::make_int(static_extent(a_shape.back())), "k");
+  tir::IterVar k = te::reduce_axis(a_shape.back(), "k");
   auto body = [=](const std::vector<tir::Var>& idx) {
     std::vector<PrimExpr> batch(idx.begin(), idx.begin() + batch_rank);
     std::vector<PrimExpr> a_index = broadcast_batch(batch, a_batch, out_batch);

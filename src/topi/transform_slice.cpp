@@ -2,6 +2,7 @@
 // strided_slice, reverse_sequence and trilu.
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 #include "anvil/ir/attrs/transform.h"
 #include "topi/topi_util.h"
@@ -96,25 +97,39 @@ AxisSlice clamp_slice(int64_t begin, int64_t step, int64_t dim) {
 std::vector<te::Tensor> strided_slice(const ComputeArgs& args) {
   const auto& attrs = args.attrs_as<ir::StridedSliceAttrs>();
   const te::Tensor& data = args.inputs[0];
-  std::vector<int64_t> in_shape = static_shape(data);
+  const std::vector<PrimExpr>& in_shape = data.shape();
   int64_t rank = int64_t(in_shape.size());
-  std::vector<AxisSlice> slices(in_shape.size());
+  // Per axis: where the slice starts (an index expression) and its step. Axes not sliced may be
+  // size variables; a sliced one of symbolic size takes a forward slice from a non-negative
+  // begin (start = min(begin, dim)), anything else needs its size (static_extent declines).
+  std::vector<PrimExpr> starts(in_shape.size(), tir::make_int(0));
+  std::vector<int64_t> steps(in_shape.size(), 1);
   for (size_t i = 0; i < attrs.begin.size(); ++i) {
     size_t axis = size_t(attrs.axes.empty() ? int64_t(i) : wrap_axis(attrs.axes[i], rank));
-    int64_t dim = in_shape[axis];
+    int64_t step = attrs.slice_mode == "size" || i >= attrs.strides.size() ? 1 : attrs.strides[i];
+    std::optional<int64_t> known = tir::as_const_int(in_shape[axis]);
+    if (!known && attrs.begin[i] >= 0 && step > 0) {
+      starts[axis] = attrs.slice_mode == "size"
+                         ? tir::make_int(attrs.begin[i])
+                         : tir::min(tir::make_int(attrs.begin[i]), in_shape[axis]);
+      steps[axis] = step;
+      continue;
+    }
+    int64_t dim = static_extent(in_shape[axis]);
     if (attrs.slice_mode == "size") {
-      slices[axis] = {attrs.begin[i] < 0 ? attrs.begin[i] + dim : attrs.begin[i], 1};
+      starts[axis] = tir::make_int(attrs.begin[i] < 0 ? attrs.begin[i] + dim : attrs.begin[i]);
     } else {
-      int64_t step = i < attrs.strides.size() ? attrs.strides[i] : 1;
-      slices[axis] = clamp_slice(attrs.begin[i], step, dim);
+      AxisSlice slice = clamp_slice(attrs.begin[i], step, dim);
+      starts[axis] = tir::make_int(slice.start);
+      steps[axis] = slice.step;
     }
   }
   return {gather_compute(
-      data, static_out_shape(args),
-      [slices](std::vector<PrimExpr> out) {
+      data, args.out_shape(),
+      [starts, steps](std::vector<PrimExpr> out) {
         for (size_t d = 0; d < out.size(); ++d) {
-          if (slices[d].step != 1) out[d] = out[d] * tir::make_int(slices[d].step);
-          if (slices[d].start != 0) out[d] = out[d] + tir::make_int(slices[d].start);
+          if (steps[d] != 1) out[d] = out[d] * tir::make_int(steps[d]);
+          if (!tir::is_zero(starts[d])) out[d] = out[d] + starts[d];
         }
         return out;
       },

@@ -118,7 +118,16 @@ def @main(%q: Tensor[(b, s, 16), float32], %k: Tensor[(b, s, 16), float32], %v: 
   %0 = nn.batch_matmul(%q, %k, transpose_b=True);
   %1 = nn.softmax(%0, axis=-1);
   %2 = reshape(%v, newshape=[0, 0, 0, 8]);
-  (%1, matmul(%2, transpose(%2, axes=[0, 1, 3, 2])))
+  %3 = matmul(%2, transpose(%2, axes=[0, 1, 3, 2]));
+  %4 = transpose(%q, axes=[0, 2, 1]);
+  (%1, %3, nn.batch_matmul(%1, %4), matmul(%1, %q))
+})",
+     3},
+    {"slices_of_symbolic_tensors", R"(
+def @main(%x: Tensor[(n, 12, 5), float32]) {
+  %0 = strided_slice(%x, begin=[2, 1], end=[8, 4], axes=[1, 2]);
+  %1 = strided_slice(%x, begin=[1], end=[9223372036854775807], axes=[0]);
+  (%0, %1)
 })",
      3},
     {"two_size_variables", R"(
