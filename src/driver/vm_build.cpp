@@ -2,7 +2,10 @@
 // the kernels of the static groups lowered and compiled once each, as build() does.
 #include "anvil/driver/vm_build.h"
 
+#include <algorithm>
 #include <map>
+#include <sstream>
+#include <variant>
 
 #include "anvil/codegen/target.h"
 #include "anvil/ir/infer_type.h"
@@ -53,6 +56,29 @@ std::vector<std::string> lower_kernel_calls(const VmProgram& program,
   return names;
 }
 
+// Per kernel that takes size variables as scalar arguments (lower::kSizeVarArgsAttr), the
+// programs of its invoke_kernel instructions' extra arguments: each variable as bound by @main.
+std::map<std::string, std::vector<vm::DimProgram>> size_var_args(
+    const std::vector<tir::PrimFunc>& kernels, const VmProgram& program) {
+  std::map<std::string, std::vector<vm::DimProgram>> args;
+  const std::vector<std::string>& bound = program.main.size_vars;
+  for (const tir::PrimFunc& kernel : kernels) {
+    const ir::AttrValue* attr = kernel->func_attrs.find(lower::kSizeVarArgsAttr);
+    if (!attr) continue;
+    std::vector<vm::DimProgram>& programs = args[kernel->global_symbol()];
+    std::stringstream names(std::get<std::string>(*attr));
+    for (std::string name; std::getline(names, name, ',');) {
+      auto at = std::find(bound.begin(), bound.end(), name);
+      ANVIL_ICHECK(at != bound.end(), "build_vm: kernel ", kernel->global_symbol(),
+                   " takes size variable ", name, ", which no input binds");
+      vm::DimProgram var;
+      var.steps.push_back({vm::DimProgram::Op::Var, int64_t(at - bound.begin())});
+      programs.push_back(std::move(var));
+    }
+  }
+  return args;
+}
+
 }  // namespace
 
 struct VmModule::Impl {
@@ -96,10 +122,13 @@ VmModule build_vm(const ir::IRModule& mod,
 
   auto exec = std::make_shared<vm::Executable>();
   std::map<std::string, int32_t> kernel_index;
+  std::map<std::string, std::vector<vm::DimProgram>> size_args = size_var_args(kernels, program);
   for (size_t i = 0; i < names.size(); ++i) {
     auto [it, added] = kernel_index.emplace(names[i], int32_t(exec->kernel_names.size()));
     if (added) exec->kernel_names.push_back(names[i]);
-    program.main.instructions[program.kernel_calls[i].first].index = it->second;
+    vm::Instruction& call = program.main.instructions[program.kernel_calls[i].first];
+    call.index = it->second;
+    if (auto found = size_args.find(names[i]); found != size_args.end()) call.shape = found->second;
   }
   exec->functions.push_back(std::move(program.main));
   exec->constants = std::move(program.constants);

@@ -482,29 +482,6 @@ class VmCompiler {
       }
     }
 
-    // A kernel's entry binds a size variable from a dim that is that variable alone
-    // (make_packed_api); one that occurs only inside compound dims (batch * 6) cannot be bound.
-    if (compiled && dynamic) {
-      std::set<std::string> bare, inside;
-      auto scan = [&](const ir::TensorTypeNode* t) {
-        if (!t || !t->shape) return;
-        for (const ir::Dim& d : *t->shape) {
-          if (d.is_var())
-            bare.insert(d.var_name());
-          else
-            for (const std::string& v : d.free_vars()) inside.insert(v);
-        }
-      };
-      for (const ir::Var& param : fn->params) scan(ir::as<ir::TensorTypeNode>(type_of(param)));
-      for (const ir::TensorTypeNode* type : out_types) scan(type);
-      for (const std::string& v : inside) {
-        if (bare.count(v)) continue;
-        compiled = false;
-        declined = "dynamic shapes declined: size variable " + v +
-                   " occurs only inside compound dims, which the kernel entry cannot bind";
-        break;
-      }
-    }
     RegValue result;
     std::vector<RegIndex> outputs;
     if (compiled) {

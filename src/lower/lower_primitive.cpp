@@ -144,6 +144,9 @@ class GroupBuilder {
   const ir::Function& fn_;
   std::unordered_map<const ir::ExprNode*, GroupValue> values_;
   topi::DimVars dim_vars_;
+
+ public:
+  const topi::DimVars& dim_vars() const { return dim_vars_; }
 };
 
 void flatten_into(const GroupValue& value, std::vector<te::Tensor>& out) {
@@ -152,6 +155,28 @@ void flatten_into(const GroupValue& value, std::vector<te::Tensor>& out) {
     return;
   }
   for (const GroupValue& field : value.fields) flatten_into(field, out);
+}
+
+// The kernel binds a size variable from a tensor dim that is that variable alone; a variable
+// that only occurs inside compound dims (batch * 6) or inside the group becomes an int64
+// scalar parameter after the tensors, in name order, listed in the attr kSizeVarArgsAttr for
+// the caller (the VM evaluates them from its bound variables).
+tir::PrimFunc with_size_var_params(const tir::PrimFunc& func, const topi::DimVars& dim_vars,
+                                   const std::vector<te::Tensor>& args) {
+  std::unordered_set<const tir::VarNode*> bare;
+  for (const te::Tensor& t : args)
+    for (const tir::PrimExpr& dim : t.shape())
+      if (const auto* var = tir::as<tir::VarNode>(dim)) bare.insert(var);
+  std::vector<tir::Var> params = func->params;
+  std::string names;
+  for (const auto& [name, var] : dim_vars.vars()) {
+    if (bare.count(var.get())) continue;
+    params.push_back(var);
+    names += (names.empty() ? "" : ",") + name;
+  }
+  if (names.empty()) return func;
+  return tir::PrimFuncNode::make(params, func->buffer_map, func->body,
+                                 func->func_attrs.with(kSizeVarArgsAttr, names));
 }
 
 }  // namespace
@@ -182,7 +207,8 @@ tir::PrimFunc lower_primitive(const ir::Function& fn, const std::string& name,
     }
     args.push_back(out);
   }
-  tir::PrimFunc func = te::create_prim_func(args, name);
+  tir::PrimFunc func =
+      with_size_var_params(te::create_prim_func(args, name), builder.dim_vars(), args);
   if (!options.schedule) return func;
   return schedule_group(func, fn, options);
 }

@@ -208,6 +208,9 @@ class VirtualMachine::Impl {
     call_args_.clear();
     for (vm::RegIndex r : in.args) call_args_.emplace_back(registers_[size_t(r)]);
     for (vm::RegIndex r : in.dsts) call_args_.emplace_back(registers_[size_t(r)]);
+    // Size variables the kernel cannot read from its tensors follow them as int64 scalars.
+    for (const vm::DimProgram& size : in.shape)
+      call_args_.emplace_back(int64_t(size.evaluate(size_values_)));
     try {
       kernels_[size_t(in.index)].call(call_args_);
     } catch (const Error& e) {

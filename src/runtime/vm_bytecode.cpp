@@ -43,9 +43,13 @@ std::string instruction_text(const Executable& exec, const Function& fn, const I
       return reg(in.dsts.at(0)) + " = load_const c" + std::to_string(in.index);
     case Opcode::AllocTensor:
       return reg(in.dsts.at(0)) + " = alloc_tensor " + type_text(in.shape, in.dtype, fn.size_vars);
-    case Opcode::InvokeKernel:
-      return "invoke_kernel " + exec.kernel_names.at(size_t(in.index)) + "(" + reg_list(in.args) +
-             ") -> (" + reg_list(in.dsts) + ")";
+    case Opcode::InvokeKernel: {
+      std::string text = "invoke_kernel " + exec.kernel_names.at(size_t(in.index)) + "(" +
+                         reg_list(in.args) + ") -> (" + reg_list(in.dsts) + ")";
+      for (size_t i = 0; i < in.shape.size(); ++i)
+        text += (i ? ", " : " sizes ") + in.shape[i].to_string(fn.size_vars);
+      return text;
+    }
     case Opcode::InvokePacked:
       return reg_list(in.dsts) + " = invoke_packed " +
              exec.runtime_funcs.at(size_t(in.index)).name + "(" + reg_list(in.args) + ")" +

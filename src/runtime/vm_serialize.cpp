@@ -79,8 +79,11 @@ void put_instruction(std::string& out, const Instruction& in) {
   put_regs(out, in.args);
   put_regs(out, in.dsts);
   switch (in.op) {
-    case Opcode::LoadConst:
     case Opcode::InvokeKernel:
+      append_le(out, in.index);
+      put_dims(out, in.shape);
+      break;
+    case Opcode::LoadConst:
     case Opcode::InvokePacked:
       append_le(out, in.index);
       break;
@@ -236,8 +239,11 @@ Instruction read_instruction(Reader& in, const std::string& what, const std::str
   inst.args = in.regs("an argument list");
   inst.dsts = in.regs("a destination list");
   switch (inst.op) {
-    case Opcode::LoadConst:
     case Opcode::InvokeKernel:
+      inst.index = in.read<int32_t>("an instruction's index");
+      inst.shape = in.dims("the size arguments of an invoke_kernel");
+      break;
+    case Opcode::LoadConst:
     case Opcode::InvokePacked:
       inst.index = in.read<int32_t>("an instruction's index");
       break;
@@ -433,6 +439,8 @@ class FunctionChecker {
       }
       case Opcode::InvokeKernel:
         check_index(pc, exec_.kernel_names.size(), "kernel");
+        for (size_t d = 0; d < in.shape.size(); ++d)
+          check_dim(in.shape[d], str_cat("size argument ", d, " of ", where(pc)));
         break;
       case Opcode::InvokePacked:
         check_index(pc, exec_.runtime_funcs.size(), "runtime function");

@@ -130,6 +130,14 @@ def @main(%x: Tensor[(n, 12, 5), float32]) {
   (%0, %1)
 })",
      3},
+    {"flattened_tokens", R"(
+def @main(%x: Tensor[(b, s, 16), float32], %w: Tensor[(24, 16), float32]) {
+  %0 = reshape(%x, newshape=[-1, 16]);
+  %1 = nn.relu(nn.dense(%0, %w));
+  %2 = nn.softmax(%1, axis=-1);
+  reshape_like(%2, %x, lhs_begin=0, lhs_end=1, rhs_begin=0, rhs_end=2)
+})",
+     3},
     {"two_size_variables", R"(
 def @main(%x: Tensor[(b, s, 16), float32], %w: Tensor[(8, 16), float32], %m: Tensor[(b, s), float32]) {
   %0 = nn.dense(%x, %w);
@@ -181,6 +189,28 @@ def @main(%ids: Tensor[(batch, 4), float32], %mask: Tensor[(batch, 4), float32])
   vm.set_input("mask", Tensor::zeros({3, 4}, DataType::float32()));
   vm.run();
   EXPECT_EQ(vm.get_output(0).shape_vector(), (std::vector<int64_t>{3, 4}));
+}
+
+// A kernel whose tensors hold b and s only inside b * s takes them as scalar arguments.
+TEST(DynamicShapes, KernelsTakeSizeVariablesTheirTensorsHide) {
+  ir::IRModule mod = parse(R"(
+def @main(%x: Tensor[(b, s, 16), float32], %w: Tensor[(24, 16), float32]) {
+  %0 = reshape(%x, newshape=[-1, 16]);
+  %1 = nn.dense(%0, %w);
+  nn.softmax(%1, axis=-1)
+})");
+  driver::VmModule built = driver::build_vm(mod, {});
+  std::string code = built.print_bytecode();
+  EXPECT_NE(code.find("sizes b, s"), std::string::npos) << code;
+  VirtualMachine vm = built.create_vm();
+  for (auto [b, s] : {std::pair<int64_t, int64_t>{2, 3}, {1, 5}, {4, 1}}) {
+    Tensor x = pseudo_random({b, s, 16}, DataType::float32(), uint64_t(b * 10 + s));
+    Tensor w = pseudo_random({24, 16}, DataType::float32(), 7);
+    vm.set_input("x", x);
+    vm.set_input("w", w);
+    vm.run();
+    expect_close(reference::Interpreter(mod).run({x, w})[0], vm.get_output(0), "token scores");
+  }
 }
 
 TEST(DynamicShapes, BytecodeAllocatesFromSizeVariables) {

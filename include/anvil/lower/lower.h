@@ -16,6 +16,10 @@ struct LowerGroupOptions {
   bool schedule = true;              // false: leave the naive loop nests (for debugging)
 };
 
+// The attr of a lowered kernel that lists, comma-separated and in order, the size variables it
+// takes as int64 scalar arguments after its tensors (those no tensor has as a bare dim).
+inline constexpr const char* kSizeVarArgsAttr = "anvil.size_var_args";
+
 // The PrimFunc computing fn, named `name` (global symbol). fn is a typed Function with static
 // shapes whose body is calls of ops on its params, rank-0 constants, tuples and
 // TupleGetItem. Parameters: one buffer per fn param, then one per output (one per tuple

@@ -24,7 +24,7 @@ using RegIndex = int32_t;
 enum class Opcode : uint8_t {
   LoadConst,     // dsts[0] = constants[index]
   AllocTensor,   // dsts[0] = storage of `shape` x `dtype`, reused by later runs
-  InvokeKernel,  // kernels[index](args..., dsts...): destination passing
+  InvokeKernel,  // kernels[index](args..., dsts..., sizes...): destination passing
   InvokePacked,  // runtime_funcs[index](args..., &outputs): dsts = outputs
   If,            // jump to true_target if args[0] holds a non-zero first element, else false_target
   Goto,          // jump to true_target
@@ -61,13 +61,15 @@ struct DimProgram {
 // One instruction; the fields an opcode does not use stay empty.
 struct Instruction {
   Opcode op = Opcode::Ret;
-  std::vector<RegIndex> args;     // registers read
-  std::vector<RegIndex> dsts;     // registers written
-  int32_t index = -1;             // constant, kernel or runtime function index
-  int32_t true_target = -1;       // If / Goto
-  int32_t false_target = -1;      // If
-  std::vector<DimProgram> shape;  // AllocTensor
-  DataType dtype;                 // AllocTensor
+  std::vector<RegIndex> args;  // registers read
+  std::vector<RegIndex> dsts;  // registers written
+  int32_t index = -1;          // constant, kernel or runtime function index
+  int32_t true_target = -1;    // If / Goto
+  int32_t false_target = -1;   // If
+  // AllocTensor: the dims. InvokeKernel: int64 arguments passed after the outputs (the size
+  // variables a kernel cannot read from its tensors, such as batch behind batch * 6).
+  std::vector<DimProgram> shape;
+  DataType dtype;  // AllocTensor
 };
 
 // One function: its parameters (registers 0..n-1), register count and instructions.
