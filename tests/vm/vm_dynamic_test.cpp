@@ -202,7 +202,12 @@ def @main(%x: Tensor[(b, s, 16), float32], %w: Tensor[(24, 16), float32]) {
   driver::VmModule built = driver::build_vm(mod, {});
   std::string code = built.print_bytecode();
   EXPECT_NE(code.find("sizes b, s"), std::string::npos) << code;
-  VirtualMachine vm = built.create_vm();
+  // The size arguments travel with the serialized executable.
+  const vm::Executable& exec = *built.executable();
+  auto loaded = std::make_shared<vm::Executable>(
+      vm::load_executable(vm::save_executable(exec), exec.lib, "mod.vm"));
+  EXPECT_EQ(vm::print_bytecode(*loaded), code);
+  VirtualMachine vm(loaded);
   for (auto [b, s] : {std::pair<int64_t, int64_t>{2, 3}, {1, 5}, {4, 1}}) {
     Tensor x = pseudo_random({b, s, 16}, DataType::float32(), uint64_t(b * 10 + s));
     Tensor w = pseudo_random({24, 16}, DataType::float32(), 7);
