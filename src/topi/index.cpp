@@ -1,6 +1,8 @@
 // Computes of the index family's picking ops: take, gather, gather_nd and one_hot. The
 // indices are read as data (any integer dtype) and turned into int64 coordinates the way the
 // reference kernels resolve them.
+#include <optional>
+
 #include "anvil/ir/attrs/transform.h"
 #include "topi/families.h"
 #include "topi/transform_util.h"
@@ -12,21 +14,29 @@ namespace {
 // An index into a dim of size `dim` under take's modes: clip clamps into the dim, wrap takes
 // it modulo the dim, fast (and gather, gather_nd) only lets negative indices count from the
 // end and trusts the rest to be in range.
-PrimExpr resolve_index(const PrimExpr& raw, int64_t dim, const std::string& mode) {
+PrimExpr resolve_index(const PrimExpr& raw, const PrimExpr& dim, const std::string& mode) {
   PrimExpr index = as_index(raw);
-  if (mode == "clip") return tir::min(tir::max(index, tir::make_int(0)), tir::make_int(dim - 1));
-  if (mode == "wrap") return tir::floormod(index, tir::make_int(dim));
-  return tir::select(index < tir::make_int(0), index + tir::make_int(dim), index);
+  if (mode == "clip") {
+    std::optional<int64_t> known = tir::as_const_int(dim);
+    PrimExpr last = known ? tir::make_int(*known - 1) : dim - tir::make_int(1);
+    return tir::min(tir::max(index, tir::make_int(0)), last);
+  }
+  if (mode == "wrap") return tir::floormod(index, dim);
+  return tir::select(index < tir::make_int(0), index + dim, index);
+}
+
+PrimExpr resolve_index(const PrimExpr& raw, int64_t dim, const std::string& mode) {
+  return resolve_index(raw, tir::make_int(dim), mode);
 }
 
 std::vector<te::Tensor> take(const ComputeArgs& args) {
   const auto& attrs = args.attrs_as<ir::TakeAttrs>();
   const te::Tensor& data = args.inputs[0];
   const te::Tensor& indices = args.inputs[1];
-  std::vector<int64_t> in_shape = static_shape(data);
   std::string mode = attrs.mode;
   if (!attrs.axis) {
-    // Into the flattened data.
+    // Into the flattened data (whose shape must be static).
+    std::vector<int64_t> in_shape = static_shape(data);
     int64_t count = 1;
     for (int64_t d : in_shape) count *= d;
     return {gather_compute(
@@ -36,15 +46,17 @@ std::vector<te::Tensor> take(const ComputeArgs& args) {
         },
         tensor_name(args))};
   }
+  // Along an axis, any dim may be a size variable (an embedding gathered for (batch, seq) ids).
+  const std::vector<PrimExpr>& in_shape = data.shape();
   size_t axis = size_t(wrap_axis(*attrs.axis, int64_t(in_shape.size())));
   size_t index_rank = size_t(indices.ndim());
   size_t batch_dims =
       size_t(attrs.batch_dims < 0 ? attrs.batch_dims + int64_t(index_rank) : attrs.batch_dims);
   // out = data[:axis] + indices[batch_dims:] + data[axis + 1:]
   size_t picked = index_rank - batch_dims;
-  int64_t dim = in_shape[axis];
+  PrimExpr dim = in_shape[axis];
   return {gather_compute(
-      data, static_out_shape(args),
+      data, args.out_shape(),
       [=](const std::vector<PrimExpr>& out) {
         std::vector<PrimExpr> at(out.begin(), out.begin() + ptrdiff_t(batch_dims));
         at.insert(at.end(), out.begin() + ptrdiff_t(axis), out.begin() + ptrdiff_t(axis + picked));

@@ -14,13 +14,15 @@ namespace {
 std::vector<te::Tensor> scan(const ComputeArgs& args, tir::ReduceKind kind) {
   const auto& attrs = args.attrs_as<ir::ScanopAttrs>();
   const te::Tensor& data = args.inputs[0];
-  std::vector<int64_t> in_shape = static_shape(data);
-  std::vector<int64_t> out_shape = static_out_shape(args);
-  DataType dtype = args.out_dtype();
-  size_t axis = attrs.axis ? size_t(wrap_axis(*attrs.axis, int64_t(in_shape.size()))) : 0;
-  tir::IterVar r = te::reduce_axis(tir::make_int(out_shape[axis]), "r");
-  PrimExpr rv = r.var;
+  // Along an axis, any dim may be a size variable; the flattened form needs a static shape.
   bool flattened = !attrs.axis;
+  std::vector<int64_t> in_shape;
+  if (flattened) in_shape = static_shape(data);
+  std::vector<PrimExpr> out_shape = args.out_shape();
+  DataType dtype = args.out_dtype();
+  size_t axis = attrs.axis ? size_t(wrap_axis(*attrs.axis, int64_t(data.ndim()))) : 0;
+  tir::IterVar r = te::reduce_axis(out_shape[axis], "r");
+  PrimExpr rv = r.var;
   return {map_output(args, 0, [=](const std::vector<PrimExpr>& out) {
     std::vector<PrimExpr> at = out;
     at[axis] = rv;

@@ -138,6 +138,13 @@ def @main(%x: Tensor[(b, s, 16), float32], %w: Tensor[(24, 16), float32]) {
   reshape_like(%2, %x, lhs_begin=0, lhs_end=1, rhs_begin=0, rhs_end=2)
 })",
      3},
+    {"embedding_and_positions", R"(
+def @main(%ids: Tensor[(b, s), int64], %table: Tensor[(50, 8), float32], %x: Tensor[(b, s), float32]) {
+  %0 = clip(%ids, a_min=0f, a_max=49f);
+  %1 = take(%table, %0, axis=0);
+  (%1, cumsum(%x, axis=1), cumsum(%x, axis=1, exclusive=True))
+})",
+     3},
     {"two_size_variables", R"(
 def @main(%x: Tensor[(b, s, 16), float32], %w: Tensor[(8, 16), float32], %m: Tensor[(b, s), float32]) {
   %0 = nn.dense(%x, %w);
