@@ -72,9 +72,10 @@ else:
     names, outputs = ["ids", "mask"], ["output"]
     axes = {"ids": {0: "batch", 1: "seq"}, "mask": {0: "batch", 1: "seq"},
             "output": {0: "batch", 1: "seq"}}
-with torch.no_grad():
-    torch.onnx.export(model, args, path, input_names=names, output_names=outputs,
-                      dynamic_axes=axes, opset_version=13)
+# Not under no_grad: there PyTorch 1.13's encoder takes its nested-tensor fast path, which
+# does not export.
+torch.onnx.export(model, args, path, input_names=names, output_names=outputs,
+                  dynamic_axes=axes, opset_version=13)
 '''
 
 # (label, {input: shape}) per model.
