@@ -113,29 +113,16 @@ class Partitioner : public Mutator {
         extent && *extent > 1;
     if (cuttable) {
       std::vector<Guard> guards = guards_on(node->body, node->loop_var.get());
-      int64_t prefix = guards.empty() ? 0 : proven_prefix(node, *min, *extent, guards);
+      int64_t prefix = guards.empty() ? 0 : proven_prefix(node, *extent, guards);
       if (prefix == *extent) {
         // Guards that hold on every iteration go away without a cut.
         Stmt unguarded = ForNode::make(node->loop_var, node->min, node->extent, node->for_kind,
                                        GuardRemover(guards).mutate(node->body), node->annotations);
         return mutate(unguarded);
       }
-      if (prefix > 0) {
-        DataType t = node->loop_var->dtype;
-        Stmt main_body = GuardRemover(guards).mutate(node->body);
-        Var tail_var = VarNode::make(node->loop_var->name, t);
-        Stmt tail_body = detail::FreshCopy(VarMap{{node->loop_var.get(), PrimExpr(tail_var)}})
-                             .mutate(node->body);
-        Stmt main_loop = ForNode::make(node->loop_var, node->min, make_int(prefix, t),
-                                       node->for_kind, main_body, node->annotations);
-        Stmt tail_loop =
-            ForNode::make(tail_var, make_int(*min + prefix, t), make_int(*extent - prefix, t),
-                          node->for_kind, tail_body, node->annotations);
-        // Both halves may hold further guards on inner loops (the tail's inner loops most of all).
-        return seq_stmt({mutate(main_loop), mutate(tail_loop)});
-      }
+      if (prefix > 0) return cut(node, guards, make_int(prefix, node->loop_var->dtype));
     }
-    if (std::optional<Stmt> cut = cut_symbolic(node)) return *cut;
+    if (std::optional<Stmt> tiles = cut_symbolic(node)) return *tiles;
     analyzer_.bind(node->loop_var, Range::from_min_extent(node->min, node->extent));
     Stmt result = Mutator::mutate_For(node, self);
     analyzer_.unbind(node->loop_var);
@@ -143,10 +130,25 @@ class Partitioner : public Mutator {
   }
 
  private:
+  // The loop cut after its first `prefix` iterations: a main loop over them with the guards
+  // removed, then the rest with its own fresh copy of the body.
+  Stmt cut(const ForNode* node, const std::vector<Guard>& guards, const PrimExpr& prefix) {
+    Stmt main_body = GuardRemover(guards).mutate(node->body);
+    Var tail_var = VarNode::make(node->loop_var->name, node->loop_var->dtype);
+    Stmt tail_body =
+        detail::FreshCopy(VarMap{{node->loop_var.get(), PrimExpr(tail_var)}}).mutate(node->body);
+    Stmt main_loop = ForNode::make(node->loop_var, node->min, prefix, node->for_kind, main_body,
+                                   node->annotations);
+    Stmt tail_loop = ForNode::make(tail_var, analyzer_.simplify(node->min + prefix),
+                                   analyzer_.simplify(node->extent - prefix), node->for_kind,
+                                   tail_body, node->annotations);
+    // Both halves may hold further guards on inner loops (the tail's inner loops most of all).
+    return seq_stmt({mutate(main_loop), mutate(tail_loop)});
+  }
+
   // True when every guard holds for var in [min, min + prefix) and all values of its inner loops.
-  bool holds(const ForNode* node, int64_t min, int64_t prefix, const std::vector<Guard>& guards) {
-    DataType t = node->loop_var->dtype;
-    analyzer_.bind(node->loop_var, Range::from_min_extent(make_int(min, t), make_int(prefix, t)));
+  bool holds(const ForNode* node, const PrimExpr& prefix, const std::vector<Guard>& guards) {
+    analyzer_.bind(node->loop_var, Range::from_min_extent(node->min, prefix));
     bool all = true;
     for (const Guard& g : guards) {
       for (const auto& [var, range] : g.inner_loops) analyzer_.bind(var, range);
@@ -161,14 +163,15 @@ class Partitioner : public Mutator {
   // The longest prefix of the loop's iterations over which every guard is proven true (0 if
   // none). Guards are monotone in practice (a linear bound on the loop variable), so a binary
   // search finds it; the answer is proven whatever the guard's shape.
-  int64_t proven_prefix(const ForNode* node, int64_t min, int64_t extent,
-                        const std::vector<Guard>& guards) {
-    if (!holds(node, min, 1, guards)) return 0;
+  int64_t proven_prefix(const ForNode* node, int64_t extent, const std::vector<Guard>& guards) {
+    DataType t = node->loop_var->dtype;
+    auto holds_for = [&](int64_t count) { return holds(node, make_int(count, t), guards); };
+    if (!holds_for(1)) return 0;
     int64_t lo = 1, hi = extent;  // holds for lo iterations; hi is an upper bound
-    if (holds(node, min, hi, guards)) return extent;
+    if (holds_for(hi)) return extent;
     while (hi - lo > 1) {
       int64_t mid = lo + (hi - lo) / 2;
-      (holds(node, min, mid, guards) ? lo : hi) = mid;
+      (holds_for(mid) ? lo : hi) = mid;
     }
     return lo;
   }
@@ -188,30 +191,8 @@ class Partitioner : public Mutator {
     DataType t = node->loop_var->dtype;
     PrimExpr prefix =
         analyzer_.simplify(floordiv(ceil->a - make_int(tile - 1, t), make_int(tile, t)));
-    if (!holds_symbolic(node, prefix, guards)) return std::nullopt;
-    Stmt main_body = GuardRemover(guards).mutate(node->body);
-    Var tail_var = VarNode::make(node->loop_var->name, t);
-    Stmt tail_body =
-        detail::FreshCopy(VarMap{{node->loop_var.get(), PrimExpr(tail_var)}}).mutate(node->body);
-    Stmt main_loop = ForNode::make(node->loop_var, node->min, prefix, node->for_kind, main_body,
-                                   node->annotations);
-    Stmt tail_loop = ForNode::make(tail_var, prefix, analyzer_.simplify(node->extent - prefix),
-                                   node->for_kind, tail_body, node->annotations);
-    return seq_stmt({mutate(main_loop), mutate(tail_loop)});
-  }
-
-  bool holds_symbolic(const ForNode* node, const PrimExpr& prefix,
-                      const std::vector<Guard>& guards) {
-    analyzer_.bind(node->loop_var, Range::from_min_extent(node->min, prefix));
-    bool all = true;
-    for (const Guard& g : guards) {
-      for (const auto& [var, range] : g.inner_loops) analyzer_.bind(var, range);
-      for (const PrimExpr& term : g.on_var) all = all && analyzer_.can_prove(term);
-      for (const auto& [var, range] : g.inner_loops) analyzer_.unbind(var);
-      if (!all) break;
-    }
-    analyzer_.unbind(node->loop_var);
-    return all;
+    if (!holds(node, prefix, guards)) return std::nullopt;
+    return cut(node, guards, prefix);
   }
 
   Analyzer analyzer_;
