@@ -197,6 +197,7 @@ class VmCompiler {
       program_.main.params.push_back(
           InputInfo{param->name, dims_of(*tensor, "input '" + param->name + "'"), tensor->dtype});
       env[param.get()] = RegValue{new_reg(), {}, false};
+      reg_dims_[env[param.get()].reg] = *tensor->shape;
       // Size variables, in order of first appearance; a bare one binds from this input.
       for (const ir::Dim& dim : *tensor->shape)
         for (const std::string& name : dim.free_vars())
@@ -400,6 +401,7 @@ class VmCompiler {
         RegIndex reg = new_reg();
         program_.constants.push_back(ir::as<ir::ConstantNode>(expr)->data);
         emit(instruction(Opcode::LoadConst, {}, {reg}, int32_t(program_.constants.size() - 1)));
+        reg_dims_[reg] = ir::to_dims(program_.constants.back().shape_vector());
         value = RegValue{reg, {}, false};
         break;
       }
@@ -426,8 +428,9 @@ class VmCompiler {
     return value;
   }
 
-  // A group call: a kernel when every type is static and every op has a compute, else a
-  // runtime function over the reference kernels.
+  // A group call: a kernel when every type is static or computable from the size variables,
+  // a shape function then a kernel for an op whose output dims are known only at run time, or
+  // else a runtime function over the reference kernels.
   RegValue emit_call(const ir::CallNode& call) {
     std::vector<RegIndex> inputs;
     for (const ir::Expr& arg : call.args)
@@ -440,11 +443,13 @@ class VmCompiler {
       std::string what = call.op() ? call.op()->name : ir::expr_kind_name(call.callee->kind);
       throw_error("build_vm: a call of ", what, " outside a fused group");
     }
-    std::vector<const ir::TensorTypeNode*> out_types;
     ANVIL_ICHECK(call.checked_type, "vm compile: an untyped group call");
-    flatten_type(call.checked_type, out_types);
+    ir::Type result_type = call.checked_type;
+    fn = refine_params(fn, inputs, result_type);
+    std::vector<const ir::TensorTypeNode*> out_types;
+    flatten_type(result_type, out_types);
 
-    // A kernel needs every dim static or computable from the size variables the inputs bind.
+    // A kernel needs every dim static or computable from the size variables bound so far.
     bool compiled = true, dynamic = false;
     auto expressible = [&](const ir::TensorTypeNode* tensor) {
       if (!tensor || !tensor->shape) return false;
@@ -455,8 +460,10 @@ class VmCompiler {
       }
       return true;
     };
+    bool params_expressible = true;
     for (const ir::Var& param : fn->params)
-      compiled &= expressible(ir::as<ir::TensorTypeNode>(type_of(param)));
+      params_expressible &= expressible(ir::as<ir::TensorTypeNode>(type_of(param)));
+    compiled = params_expressible;
     for (const ir::TensorTypeNode* type : out_types) compiled &= expressible(type);
     ir::post_order_visit(fn->body, [&](const ir::Expr& e) {
       const auto* inner = ir::as<ir::CallNode>(e);
@@ -469,31 +476,19 @@ class VmCompiler {
       if (inner->checked_type) flatten_type(inner->checked_type, inner_types);
       for (const ir::TensorTypeNode* type : inner_types) compiled &= expressible(type);
     });
-    // Computes that need a static dim decline the dynamic one when the group is lowered.
     std::string declined;
-    if (compiled && dynamic) {
-      try {
-        lower::LowerGroupOptions naive = lower_options_;
-        naive.schedule = false;
-        lower::lower_primitive(fn, "probe", naive);
-      } catch (const Error& e) {
-        compiled = false;
-        declined = std::string("dynamic shapes declined: ") + e.what();
-      }
+    if (params_expressible) {
+      std::vector<RegIndex> outputs;
+      if (emit_shape_function_call(fn, inputs, out_types, outputs, declined))
+        return shape_like(result_type, outputs);
     }
+    // Computes that need a static dim decline the dynamic one when the group is lowered.
+    if (compiled && dynamic && !probe(fn, declined)) compiled = false;
 
-    RegValue result;
     std::vector<RegIndex> outputs;
     if (compiled) {
-      for (const ir::TensorTypeNode* type : out_types) {
-        RegIndex reg = new_reg();
-        Instruction alloc = instruction(Opcode::AllocTensor, {}, {reg});
-        for (const ir::Dim& dim : *type->shape)
-          alloc.shape.push_back(*dim_program(dim, size_vars_));
-        alloc.dtype = type->dtype;
-        emit(std::move(alloc));
-        outputs.push_back(reg);
-      }
+      for (const ir::TensorTypeNode* type : out_types)
+        outputs.push_back(emit_alloc(*type->shape, type->dtype));
       size_t at = emit(instruction(Opcode::InvokeKernel, inputs, outputs));
       program_.kernel_calls.emplace_back(at, fn);
     } else {
@@ -502,19 +497,204 @@ class VmCompiler {
       program_.runtime_funcs.push_back(vm::RuntimeFunc{name, reference_group(fn, name), declined});
       emit(instruction(Opcode::InvokePacked, inputs, outputs,
                        int32_t(program_.runtime_funcs.size() - 1)));
+      // Unknown dims of the results are named now, so that later groups compile over them.
+      for (size_t i = 0; i < outputs.size(); ++i) match_unknown_dims(outputs[i], *out_types[i]);
     }
+    return shape_like(result_type, outputs);
+  }
+
+  // Lowers fn without scheduling; false (with the reason in `declined`) when a compute
+  // declines its dynamic shapes.
+  bool probe(const ir::Function& fn, std::string& declined) {
+    try {
+      lower::LowerGroupOptions naive = lower_options_;
+      naive.schedule = false;
+      lower::lower_primitive(fn, "probe", naive);
+      return true;
+    } catch (const Error& e) {
+      declined = std::string("dynamic shapes declined: ") + e.what();
+      return false;
+    }
+  }
+
+  // The group's value over its output registers, tuples rebuilt from the type.
+  RegValue shape_like(const ir::Type& type, const std::vector<RegIndex>& outputs) {
     size_t next = 0;
-    std::function<RegValue(const ir::Type&)> shape_like = [&](const ir::Type& type) {
-      if (const auto* tuple = ir::as<ir::TupleTypeNode>(type)) {
+    std::function<RegValue(const ir::Type&)> build = [&](const ir::Type& t) {
+      if (const auto* tuple = ir::as<ir::TupleTypeNode>(t)) {
         RegValue value;
         value.is_tuple = true;
-        for (const ir::Type& field : tuple->fields) value.fields.push_back(shape_like(field));
+        for (const ir::Type& field : tuple->fields) value.fields.push_back(build(field));
         return value;
       }
-      return RegValue{outputs[next++], {}, false};
+      return RegValue{outputs.at(next++), {}, false};
     };
-    result = shape_like(call.checked_type);
-    return result;
+    return build(type);
+  }
+
+  RegIndex emit_alloc(const std::vector<ir::Dim>& dims, DataType dtype) {
+    RegIndex reg = new_reg();
+    Instruction alloc = instruction(Opcode::AllocTensor, {}, {reg});
+    for (const ir::Dim& dim : dims) alloc.shape.push_back(*dim_program(dim, size_vars_));
+    alloc.dtype = dtype;
+    emit(std::move(alloc));
+    reg_dims_[reg] = dims;
+    return reg;
+  }
+
+  // A size variable no input binds, named apart from every other.
+  std::string fresh_size_var() {
+    std::string name;
+    do name = "d" + std::to_string(next_fresh_++);
+    while (size_vars_.count(name));
+    size_vars_.emplace(name, int64_t(program_.main.size_vars.size()));
+    program_.main.size_vars.push_back(name);
+    return name;
+  }
+
+  // The type with each unknown dim (?) named by a fresh size variable.
+  ir::Type name_unknown_dims(const ir::Type& type) {
+    if (const auto* tuple = ir::as<ir::TupleTypeNode>(type)) {
+      std::vector<ir::Type> fields;
+      for (const ir::Type& field : tuple->fields) fields.push_back(name_unknown_dims(field));
+      return ir::TupleTypeNode::make(std::move(fields));
+    }
+    const auto* tensor = ir::as<ir::TensorTypeNode>(type);
+    if (!tensor || !tensor->shape) return type;
+    std::vector<ir::Dim> dims = *tensor->shape;
+    for (ir::Dim& dim : dims)
+      if (dim.is_any()) dim = ir::Dim::var(fresh_size_var());
+    return ir::TensorTypeNode::make(std::move(dims), tensor->dtype);
+  }
+
+  // match_shape of a runtime function's result: its unknown dims bind fresh size variables.
+  void match_unknown_dims(RegIndex reg, const ir::TensorTypeNode& type) {
+    if (!type.shape) return;
+    bool unknown = false;
+    for (const ir::Dim& dim : *type.shape) unknown |= dim.is_any();
+    if (!unknown) {
+      reg_dims_[reg] = *type.shape;
+      return;
+    }
+    std::vector<ir::Dim> named = *type.shape;
+    for (ir::Dim& dim : named)
+      if (dim.is_any()) dim = ir::Dim::var(fresh_size_var());
+    Instruction match = instruction(Opcode::MatchShape, {reg});
+    for (const ir::Dim& dim : named) {
+      std::optional<vm::DimProgram> program = dim_program(dim, size_vars_);
+      if (!program) return;  // a dim over a variable nothing binds: left unknown
+      match.shape.push_back(*program);
+    }
+    emit(std::move(match));
+    reg_dims_[reg] = named;
+  }
+
+  // The group with the unknown dims of its tensor parameters replaced by what the registers
+  // passed to them are known to hold (the dims match_shape or a shape function named), types
+  // inferred again; result_type becomes the group's result type.
+  ir::Function refine_params(const ir::Function& fn, const std::vector<RegIndex>& inputs,
+                             ir::Type& result_type) {
+    std::vector<ir::Var> params;
+    bool changed = false;
+    size_t next = 0;
+    for (const ir::Var& param : fn->params) {
+      ir::Type type = type_of(param);
+      std::vector<const ir::TensorTypeNode*> leaves;
+      flatten_type(type, leaves);
+      const auto* tensor = ir::as<ir::TensorTypeNode>(type);
+      if (tensor && tensor->shape && next < inputs.size()) {
+        auto known = reg_dims_.find(inputs[next]);
+        bool unknown = false;
+        for (const ir::Dim& dim : *tensor->shape) unknown |= dim.is_any();
+        if (unknown && known != reg_dims_.end() && known->second.size() == tensor->shape->size()) {
+          std::vector<ir::Dim> dims = *tensor->shape;
+          for (size_t d = 0; d < dims.size(); ++d)
+            if (dims[d].is_any()) dims[d] = known->second[d];
+          params.push_back(
+              ir::VarNode::make(param->name, ir::TensorTypeNode::make(dims, tensor->dtype)));
+          changed = true;
+          next += leaves.size();
+          continue;
+        }
+      }
+      params.push_back(param);
+      next += leaves.size();
+    }
+    if (!changed) return fn;
+    struct Substitute : ir::ExprMutator {
+      Substitute(const std::vector<ir::Var>& from, const std::vector<ir::Var>& to) {
+        for (size_t i = 0; i < from.size(); ++i) memo_[from[i].get()] = to[i];
+      }
+    } substitute(fn->params, params);
+    ir::IRModule mod;
+    mod.add("main",
+            ir::FunctionNode::make(params, substitute.mutate(fn->body), nullptr, fn->func_attrs));
+    ir::Function refined = ir::infer_type(mod).get_function("main");
+    ANVIL_ICHECK(refined->body->checked_type, "vm compile: a refined group has no type");
+    result_type = refined->body->checked_type;
+    return refined;
+  }
+
+  // An op whose output dims come from values (topi::ShapeCompute), lowered alone: its shape
+  // function's kernel writes the sizes, load_shape binds them to fresh size variables, then the
+  // op's kernel writes outputs allocated over them. False (the reason in `declined`) when the
+  // group is not such an op or its computes decline.
+  bool emit_shape_function_call(const ir::Function& fn, const std::vector<RegIndex>& inputs,
+                                const std::vector<const ir::TensorTypeNode*>& out_types,
+                                std::vector<RegIndex>& outputs, std::string& declined) {
+    const auto* op_call = ir::as<ir::CallNode>(fn->body);
+    const ir::OpNode* op = op_call ? op_call->op() : nullptr;
+    const topi::ShapeCompute* shape = op ? topi::find_shape_compute(op->name) : nullptr;
+    if (!shape || !topi::find_compute(op->name)) return false;
+    size_t num_dims = 0;
+    for (const ir::TensorTypeNode* type : out_types) {
+      if (!type->shape) return false;
+      num_dims += type->shape->size();
+    }
+    // Names are taken only once both computes accept the group.
+    size_t saved_fresh = next_fresh_;
+    std::vector<std::string> saved_vars = program_.main.size_vars;
+    auto forget_names = [&] {
+      for (size_t i = saved_vars.size(); i < program_.main.size_vars.size(); ++i)
+        size_vars_.erase(program_.main.size_vars[i]);
+      program_.main.size_vars = saved_vars;
+      next_fresh_ = saved_fresh;
+    };
+    ir::Type named = name_unknown_dims(op_call->checked_type);
+    size_t num_extras = shape->num_extras ? shape->num_extras(*op_call) : 0;
+    std::string extra_names;
+    std::vector<std::string> extras;
+    for (size_t i = 0; i < num_extras; ++i) {
+      extras.push_back(fresh_size_var());
+      extra_names += (i ? "," : "") + extras.back();
+    }
+    ir::Function shape_fn = ir::FunctionNode::make(
+        fn->params, fn->body, nullptr, fn->func_attrs.with(lower::kShapeFunctionAttr, int64_t(1)));
+    ir::DictAttrs kernel_attrs =
+        fn->func_attrs.with(lower::kResultTypeAttr, ir::type_to_string(named));
+    if (!extras.empty()) kernel_attrs = kernel_attrs.with(lower::kExtraVarsAttr, extra_names);
+    ir::Function kernel_fn = ir::FunctionNode::make(fn->params, fn->body, nullptr, kernel_attrs);
+    if (!probe(shape_fn, declined) || !probe(kernel_fn, declined)) {
+      forget_names();
+      return false;
+    }
+
+    std::vector<const ir::TensorTypeNode*> named_types;
+    flatten_type(named, named_types);
+    RegIndex sizes = emit_alloc({ir::Dim(int64_t(num_dims + num_extras))}, DataType::int64());
+    program_.kernel_calls.emplace_back(emit(instruction(Opcode::InvokeKernel, inputs, {sizes})),
+                                       shape_fn);
+    Instruction load = instruction(Opcode::LoadShape, {sizes});
+    for (const ir::TensorTypeNode* type : named_types)
+      for (const ir::Dim& dim : *type->shape) load.shape.push_back(*dim_program(dim, size_vars_));
+    for (const std::string& name : extras)
+      load.shape.push_back(*dim_program(ir::Dim::var(name), size_vars_));
+    emit(std::move(load));
+    for (const ir::TensorTypeNode* type : named_types)
+      outputs.push_back(emit_alloc(*type->shape, type->dtype));
+    program_.kernel_calls.emplace_back(emit(instruction(Opcode::InvokeKernel, inputs, outputs)),
+                                       kernel_fn);
+    return true;
   }
 
   const transform::PassContext& ctx_;
@@ -523,6 +703,10 @@ class VmCompiler {
   VmProgram program_;
   RegIndex next_reg_ = 0;
   std::set<std::string> missing_kernels_;
+  // What each register is known to hold: its dims over the size variables (with ? where
+  // nothing names a dim). Tuples are flattened into their registers.
+  std::unordered_map<RegIndex, std::vector<ir::Dim>> reg_dims_;
+  int64_t next_fresh_ = 0;  // the next candidate name of a fresh size variable
   // The region being emitted: its parameters' values, fused result fields and emitted values.
   std::unordered_map<const ir::ExprNode*, size_t> param_index_;
   std::vector<std::function<RegValue()>>* current_params_ = nullptr;

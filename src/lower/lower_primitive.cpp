@@ -2,10 +2,12 @@
 // tensors of its arguments; the group's outputs become the PrimFunc's output buffers. The
 // naive function is then scheduled (src/lower/default_schedule.cpp).
 #include <cctype>
+#include <sstream>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "anvil/ir/op.h"
+#include "anvil/ir/parser.h"
 #include "anvil/lower/lower.h"
 #include "anvil/topi/topi.h"
 #include "lower/default_schedule.h"
@@ -129,12 +131,31 @@ class GroupBuilder {
       }
     }
     ANVIL_ICHECK(call.checked_type, "fused group is not typed");
-    topi::ComputeArgs args{call, inputs, call.checked_type, &dim_vars_};
+    // The group of an op with a shape function is that call alone (see lower.h).
+    bool is_body = fn_->body.get() == &call;
+    if (is_body && fn_->func_attrs.find(kShapeFunctionAttr)) {
+      const topi::ShapeCompute* shape = topi::find_shape_compute(op->name);
+      if (!shape) throw_error("operator '", op->name, "' has no shape function");
+      topi::ComputeArgs args{call, inputs, call.checked_type, &dim_vars_};
+      return GroupValue{shape->dims(args), {}, false};
+    }
+    ir::Type out_type = call.checked_type;
+    std::vector<tir::PrimExpr> extras;
+    if (is_body) {
+      if (const ir::AttrValue* text = fn_->func_attrs.find(kResultTypeAttr))
+        out_type = ir::parse_type(std::get<std::string>(*text), kResultTypeAttr);
+      if (const ir::AttrValue* names = fn_->func_attrs.find(kExtraVarsAttr)) {
+        std::stringstream list(std::get<std::string>(*names));
+        for (std::string name; std::getline(list, name, ',');)
+          extras.push_back(dim_vars_.to_expr(ir::Dim::var(name)));
+      }
+    }
+    topi::ComputeArgs args{call, inputs, out_type, &dim_vars_, extras};
     std::vector<te::Tensor> outputs = (*compute)(args);
     if (outputs.size() != args.num_outputs())
       throw_error("operator '", op->name, "': compute made ", outputs.size(),
                   " outputs, the type has ", args.num_outputs());
-    if (!ir::as<ir::TupleTypeNode>(call.checked_type)) return GroupValue{outputs[0], {}, false};
+    if (!ir::as<ir::TupleTypeNode>(out_type)) return GroupValue{outputs[0], {}, false};
     GroupValue value;
     value.is_tuple = true;
     for (te::Tensor& t : outputs) value.fields.push_back(GroupValue{t, {}, false});
@@ -229,7 +250,7 @@ std::string kernel_name_hint(const ir::Function& fn) {
     }
   };
   visit(fn->body);
-  std::string name = "fused";
+  std::string name = fn->func_attrs.find(kShapeFunctionAttr) ? "shape" : "fused";
   for (const std::string& op : ops) {
     std::string part = op;
     for (char& c : part)

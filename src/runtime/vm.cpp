@@ -43,6 +43,7 @@ class VirtualMachine::Impl {
     size_values_.resize(main.size_vars.size());
     size_source_.resize(main.size_vars.size());
     size_dim_.resize(main.size_vars.size());
+    size_bound_.resize(main.size_vars.size());
   }
 
   const vm::Function& main() const { return exec_->functions[0]; }
@@ -118,6 +119,10 @@ class VirtualMachine::Impl {
         case vm::Opcode::Ret:
           for (vm::RegIndex r : in.args) outputs_.push_back(registers_[size_t(r)]);
           return;
+        case vm::Opcode::MatchShape:
+        case vm::Opcode::LoadShape:
+          match_shape(pc, in);
+          break;
       }
       ++pc;
     }
@@ -139,6 +144,10 @@ class VirtualMachine::Impl {
     const vm::Function& fn = main();
     if (fn.size_vars.empty()) return;
     std::fill(size_source_.begin(), size_source_.end(), -1);
+    // Variables bound by match_shape start each run unbound (and 0, so that a corrupt program
+    // reading one early sees no value of an earlier run).
+    std::fill(size_bound_.begin(), size_bound_.end(), 0);
+    std::fill(size_values_.begin(), size_values_.end(), 0);
     for (size_t i = 0; i < fn.param_dims.size(); ++i) {
       std::span<const int64_t> shape = inputs_[i].shape();
       for (size_t d = 0; d < fn.param_dims[i].size() && d < shape.size(); ++d) {
@@ -150,6 +159,7 @@ class VirtualMachine::Impl {
           size_values_[var] = shape[d];
           size_source_[var] = int(i);
           size_dim_[var] = d;
+          size_bound_[var] = 1;
         } else if (size_values_[var] != shape[d]) {
           const std::string& first = fn.params[size_t(size_source_[var])].name;
           throw_error("run: input '", fn.params[i].name, "' has ", fn.size_vars[var], " = ",
@@ -168,6 +178,39 @@ class VirtualMachine::Impl {
           throw_error("run: input '", fn.params[i].name, "' has ", shape[d], " in dim ", d,
                       ", expected ", dim.to_string(fn.size_vars), " = ", expected);
       }
+    }
+  }
+
+  // match_shape / load_shape: each position binds the size variable its program names when
+  // that variable is not bound yet, and must equal its program's value otherwise.
+  void match_shape(size_t pc, const vm::Instruction& in) {
+    const Tensor& source = registers_[size_t(in.args[0])];
+    bool values = in.op == vm::Opcode::LoadShape;
+    if (values && (source.dtype() != DataType::int64() || source.ndim() != 1))
+      throw_error("vm: instruction ", pc, " (load_shape) reads a ", source.dtype().to_string(),
+                  " tensor of rank ", source.ndim(), ", expected an int64 vector");
+    int64_t count = values ? source.numel() : int64_t(source.ndim());
+    if (count != int64_t(in.shape.size()))
+      throw_error("vm: instruction ", pc, " (", vm::opcode_name(in.op), ") expects ",
+                  in.shape.size(), " values, the tensor gives ", count);
+    const int64_t* data = values ? static_cast<const int64_t*>(source.data()) : nullptr;
+    for (size_t i = 0; i < in.shape.size(); ++i) {
+      int64_t actual = values ? data[i] : source.shape()[i];
+      const vm::DimProgram& dim = in.shape[i];
+      if (dim.steps.size() == 1 && dim.steps[0].op == vm::DimProgram::Op::Var) {
+        size_t var = size_t(dim.steps[0].value);
+        ANVIL_ICHECK(var < size_values_.size(), "vm: a size variable out of range");
+        if (!size_bound_[var]) {
+          size_values_[var] = actual;
+          size_bound_[var] = 1;
+          continue;
+        }
+      }
+      int64_t expected = dim.evaluate(size_values_);
+      if (expected != actual)
+        throw_error("vm: instruction ", pc, " (", vm::opcode_name(in.op), ") finds ", actual,
+                    " at position ", i, ", expected ", dim.to_string(main().size_vars), " = ",
+                    expected);
     }
   }
 
@@ -246,6 +289,7 @@ class VirtualMachine::Impl {
   std::vector<int64_t> size_values_;                // the size variables of this run
   std::vector<int> size_source_;                    // the input that bound each, -1 if none
   std::vector<size_t> size_dim_;                    // the dim each was bound from
+  std::vector<char> size_bound_;                    // whether each is bound in this run
   std::vector<int64_t> shape_scratch_;
   std::vector<PackedFunc> kernels_;
   std::vector<Tensor> outputs_;

@@ -65,6 +65,13 @@ std::string instruction_text(const Executable& exec, const Function& fn, const I
       return reg_list(in.dsts) + " = move " + reg_list(in.args);
     case Opcode::Ret:
       return "ret " + reg_list(in.args);
+    case Opcode::MatchShape:
+    case Opcode::LoadShape: {
+      std::string text = std::string(opcode_name(in.op)) + " " + reg(in.args.at(0)) + " (";
+      for (size_t i = 0; i < in.shape.size(); ++i)
+        text += (i ? ", " : "") + in.shape[i].to_string(fn.size_vars);
+      return text + ")";
+    }
   }
   return "?";
 }
@@ -89,6 +96,10 @@ const char* opcode_name(Opcode op) {
       return "move";
     case Opcode::Ret:
       return "ret";
+    case Opcode::MatchShape:
+      return "match_shape";
+    case Opcode::LoadShape:
+      return "load_shape";
   }
   return "?";
 }

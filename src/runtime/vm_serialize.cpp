@@ -24,7 +24,7 @@ using DimOp = DimProgram::Op;
 
 // DimProgram::evaluate's fixed stack.
 constexpr int kMaxDimDepth = 16;
-constexpr uint8_t kLastOpcode = uint8_t(Opcode::Ret);
+constexpr uint8_t kLastOpcode = uint8_t(Opcode::LoadShape);
 constexpr uint8_t kLastDimOp = uint8_t(DimOp::Max);
 
 // The smallest encoding of each repeated item, so that a count can be checked against the bytes
@@ -89,6 +89,10 @@ void put_instruction(std::string& out, const Instruction& in) {
       break;
     case Opcode::AllocTensor:
       put_dtype(out, in.dtype);
+      put_dims(out, in.shape);
+      break;
+    case Opcode::MatchShape:
+    case Opcode::LoadShape:
       put_dims(out, in.shape);
       break;
     case Opcode::If:
@@ -250,6 +254,10 @@ Instruction read_instruction(Reader& in, const std::string& what, const std::str
     case Opcode::AllocTensor:
       inst.dtype = in.dtype("the dtype of an alloc_tensor");
       inst.shape = in.dims("the shape of an alloc_tensor");
+      break;
+    case Opcode::MatchShape:
+    case Opcode::LoadShape:
+      inst.shape = in.dims("the dims of a match_shape");
       break;
     case Opcode::If:
       inst.true_target = in.read<int32_t>("a jump target");
@@ -444,6 +452,12 @@ class FunctionChecker {
         break;
       case Opcode::InvokePacked:
         check_index(pc, exec_.runtime_funcs.size(), "runtime function");
+        break;
+      case Opcode::MatchShape:
+      case Opcode::LoadShape:
+        check_counts(pc, 1, 0);
+        for (size_t d = 0; d < in.shape.size(); ++d)
+          check_dim(in.shape[d], str_cat("position ", d, " of ", where(pc)));
         break;
       case Opcode::If:
         check_counts(pc, 1, 0);

@@ -207,32 +207,41 @@ struct SimpleReduction {
   std::function<DataType(DataType data)> accumulate = accumulate_dtype;
 };
 
-void register_simple_reduction(const std::string& op, SimpleReduction spec) {
-  register_compute(op, [op, spec](const ComputeArgs& args) {
+// Registers op's compute over the axes of its ReduceAttrs and, for the ops that have a form
+// with the axes given at run time, dyn.<op>'s (reduce_dynamic.cpp).
+void register_reduction(const std::string& op, ReduceFn fold) {
+  register_compute(op, [op, fold](const ComputeArgs& args) {
     const auto& attrs = args.attrs_as<ir::ReduceAttrs>();
     const te::Tensor& data = args.inputs[0];
     std::vector<bool> reduced = reduced_axes(attrs.axis, attrs.exclude, data.ndim(), op);
+    return std::vector<te::Tensor>{fold(data, reduced, attrs.keepdims, args.out_dtype())};
+  });
+  register_dynamic_reduction(op, fold);
+}
+
+void register_simple_reduction(const std::string& op, SimpleReduction spec) {
+  register_reduction(op, [op, spec](const te::Tensor& data, const std::vector<bool>& reduced,
+                                    bool keepdims, DataType out_dtype) {
     DataType acc = spec.accumulate(data.dtype());
-    DataType out_dtype = args.out_dtype();
     std::string name = tensor_name(op);
     // A reduction must be the whole body of its compute, so finishing (or narrowing the
     // accumulator) takes a second, elementwise compute.
     bool one_stage = !spec.finish && acc == out_dtype;
     te::Tensor folded =
-        reduce_compute(data.shape(), reduced, attrs.keepdims, one_stage ? name : name + "_red",
+        reduce_compute(data.shape(), reduced, keepdims, one_stage ? name : name + "_red",
                        [&](const ReductionPoint& p) {
                          PrimExpr source = spec.source(data.at(p.data_index), acc);
                          return tir::ReduceNode::make(spec.combiner, source, p.axes);
                        });
-    if (one_stage) return std::vector<te::Tensor>{folded};
+    if (one_stage) return folded;
     PrimExpr count = reduced_count_expr(data, reduced);
-    return std::vector<te::Tensor>{te::compute(
+    return te::compute(
         folded.shape(),
         [&](const std::vector<Var>& i) {
           PrimExpr value = folded.at(std::vector<PrimExpr>(i.begin(), i.end()));
           return tir::cast(out_dtype, spec.finish ? spec.finish(value, count) : value);
         },
-        name)};
+        name);
   });
 }
 
@@ -297,27 +306,23 @@ void register_arithmetic_reductions() {
 }
 
 void register_extreme(const std::string& op, bool largest) {
-  register_compute(op, [op, largest](const ComputeArgs& args) {
-    const auto& attrs = args.attrs_as<ir::ReduceAttrs>();
-    const te::Tensor& data = args.inputs[0];
-    std::vector<bool> reduced = reduced_axes(attrs.axis, attrs.exclude, data.ndim(), op);
+  register_reduction(op, [op, largest](const te::Tensor& data, const std::vector<bool>& reduced,
+                                       bool keepdims, DataType) {
     if (data.dtype().is_bool()) {
       // The max of flags is their any, the min their all.
-      te::Tensor folded =
-          reduce_compute(data.shape(), reduced, attrs.keepdims, tensor_name(op) + "_red",
-                         [&](const ReductionPoint& p) {
-                           PrimExpr x = tir::cast(DataType::int32(), data.at(p.data_index));
-                           return largest ? tir::max_reduce(x, p.axes) : tir::min_reduce(x, p.axes);
-                         });
-      return std::vector<te::Tensor>{te::compute(
+      te::Tensor folded = reduce_compute(
+          data.shape(), reduced, keepdims, tensor_name(op) + "_red", [&](const ReductionPoint& p) {
+            PrimExpr x = tir::cast(DataType::int32(), data.at(p.data_index));
+            return largest ? tir::max_reduce(x, p.axes) : tir::min_reduce(x, p.axes);
+          });
+      return te::compute(
           folded.shape(),
           [&](const std::vector<Var>& i) {
             return folded.at(std::vector<PrimExpr>(i.begin(), i.end())) > 0;
           },
-          tensor_name(op))};
+          tensor_name(op));
     }
-    return std::vector<te::Tensor>{
-        nan_aware_extreme(data, reduced, attrs.keepdims, largest, tensor_name(op))};
+    return nan_aware_extreme(data, reduced, keepdims, largest, tensor_name(op));
   });
 }
 
@@ -381,19 +386,17 @@ void register_variance(const std::string& op, bool take_sqrt) {
 // log(sum(exp(x))) shifted by the NaN-aware max m so exp cannot overflow; a non-finite m is
 // the result itself (NaN, +inf, or -inf when every element is -inf).
 void register_logsumexp() {
-  register_compute("logsumexp", [](const ComputeArgs& args) {
-    const auto& attrs = args.attrs_as<ir::ReduceAttrs>();
-    const te::Tensor& data = args.inputs[0];
-    std::vector<bool> reduced = reduced_axes(attrs.axis, attrs.exclude, data.ndim(), "logsumexp");
+  register_reduction("logsumexp", [](const te::Tensor& data, const std::vector<bool>& reduced,
+                                     bool keepdims, DataType) {
     std::string name = tensor_name("logsumexp");
     DataType acc = accumulate_dtype(data.dtype());
-    te::Tensor top = nan_aware_extreme(data, reduced, attrs.keepdims, true, name + "_max");
+    te::Tensor top = nan_aware_extreme(data, reduced, keepdims, true, name + "_max");
     te::Tensor sum = reduce_compute(
-        data.shape(), reduced, attrs.keepdims, name + "_sum", [&](const ReductionPoint& p) {
+        data.shape(), reduced, keepdims, name + "_sum", [&](const ReductionPoint& p) {
           PrimExpr shifted = tir::cast(acc, data.at(p.data_index) - top.at(p.out_index));
           return tir::sum(tir::call_intrin(acc, "exp", {shifted}), p.axes);
         });
-    return std::vector<te::Tensor>{te::compute(
+    return te::compute(
         top.shape(),
         [&](const std::vector<Var>& i) {
           std::vector<PrimExpr> index(i.begin(), i.end());
@@ -401,7 +404,7 @@ void register_logsumexp() {
           PrimExpr log_sum = tir::cast(data.dtype(), tir::call_intrin(acc, "log", {sum.at(index)}));
           return tir::select(is_finite(m), m + log_sum, m);
         },
-        name)};
+        name);
   });
 }
 

@@ -12,6 +12,7 @@ namespace {
 
 constexpr const char* kComputeKey = "te_compute";
 constexpr const char* kScheduleKey = "x86_schedule";
+constexpr const char* kShapeComputeKey = "te_shape_compute";
 
 void register_all_families() {
   static std::once_flag once;
@@ -125,6 +126,16 @@ std::vector<std::string> ops_without_compute() {
   for (const ir::OpDef* def : ir::OpTable::global().list())
     if (!def->get_extra<ComputeFn>(kComputeKey)) missing.push_back(def->name);
   return missing;
+}
+
+void register_shape_compute(std::string_view op_name, ShapeCompute shape) {
+  ir::OpTable::global().get_mutable(op_name).set_extra(kShapeComputeKey, std::move(shape));
+}
+
+const ShapeCompute* find_shape_compute(std::string_view op_name) {
+  register_all_families();
+  const ir::OpDef* def = ir::OpTable::global().find(op_name);
+  return def ? def->get_extra<ShapeCompute>(kShapeComputeKey) : nullptr;
 }
 
 void register_schedule(std::string_view op_name, ScheduleFn schedule) {

@@ -175,6 +175,18 @@ te::Tensor reduce_compute(const std::vector<PrimExpr>& data_shape, const std::ve
                           bool keepdims, const std::string& name,
                           const std::function<PrimExpr(const ReductionPoint&)>& body);
 
+// A reduction of data over the `reduced` dims (kept as 1 with keepdims) into out_dtype: the
+// body of the computes of sum, mean, max, ... whether the axes come from attrs or at run time.
+using ReduceFn = std::function<te::Tensor(const te::Tensor& data, const std::vector<bool>& reduced,
+                                          bool keepdims, DataType out_dtype)>;
+
+// The int64 vector of `values` (index expressions), as shape functions write their sizes.
+te::Tensor int64_vector(const std::vector<PrimExpr>& values, const std::string& name);
+
+// The compute and shape function of dyn.<op>, the reduction with its axes given as a tensor at
+// run time (reduce_dynamic.cpp); ops without such a form are skipped.
+void register_dynamic_reduction(const std::string& op, const ReduceFn& fold);
+
 // The largest (smallest) element of data over the reduced dims where NaN wins, as the reference's
 // max and min do; integers fold plainly. A second, NaN-counting pass makes this two computes.
 te::Tensor nan_aware_extreme(const te::Tensor& data, const std::vector<bool>& reduced,

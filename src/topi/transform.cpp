@@ -122,6 +122,7 @@ void register_transform_computes() {
   transform::register_transform_shape_computes();
   transform::register_transform_slice_computes();
   transform::register_transform_layout_computes();
+  transform::register_transform_dynamic_computes();
 }
 
 }  // namespace anvil::topi

@@ -16,13 +16,14 @@ namespace anvil::topi::transform {
 using tir::PrimExpr;
 
 // Registration parts of the transform and index families, one per file.
-void register_transform_shape_computes();   // transform.cpp
-void register_transform_slice_computes();   // transform_slice.cpp
-void register_transform_layout_computes();  // transform_layout.cpp
-void register_index_gather_computes();      // index.cpp
-void register_index_creation_computes();    // index_creation.cpp
-void register_index_scatter_computes();     // index_scatter.cpp
-void register_index_scan_computes();        // index_scan.cpp
+void register_transform_shape_computes();    // transform.cpp
+void register_transform_slice_computes();    // transform_slice.cpp
+void register_transform_layout_computes();   // transform_layout.cpp
+void register_index_gather_computes();       // index.cpp
+void register_index_creation_computes();     // index_creation.cpp
+void register_index_scatter_computes();      // index_scatter.cpp
+void register_index_scan_computes();         // index_scan.cpp
+void register_transform_dynamic_computes();  // transform_dynamic.cpp
 
 // "T_" + the op name with dots replaced, the name of the tensor an op computes.
 std::string tensor_name(const ComputeArgs& args);

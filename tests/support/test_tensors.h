@@ -33,6 +33,17 @@ inline Tensor filled(std::vector<int64_t> shape, DataType dtype,
   return t;
 }
 
+// A tensor of shape with values from a fixed pseudo-random sequence in [-1, 1).
+inline Tensor pseudo_random(std::vector<int64_t> shape, DataType dtype, uint64_t seed) {
+  Tensor t = Tensor::empty(std::move(shape), dtype);
+  uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    t.set_from_double(i, double(state >> 40) / double(1ull << 23) - 1.0);
+  }
+  return t;
+}
+
 // Same shape and dtype, and every element within rtol of the expected one (relative to
 // 1 + |expected|).
 inline void expect_close(const Tensor& expected, const Tensor& got, const std::string& what,

@@ -17,37 +17,18 @@
 #include "anvil/support/error.h"
 #include "anvil/testing/workloads.h"
 #include "support/test_tensors.h"
+#include "support/vm_oracle.h"
 
 namespace anvil {
 namespace {
 
 using testing::error_of;
 using testing::expect_close;
+using testing::expect_matches_reference;
 using testing::filled;
+using testing::pseudo_random;
 
 ir::IRModule parse(const std::string& text) { return ir::infer_type(ir::parse_module(text)); }
-
-// A tensor of shape with values from a fixed pseudo-random sequence in [-1, 1).
-Tensor pseudo_random(std::vector<int64_t> shape, DataType dtype, uint64_t seed) {
-  Tensor t = Tensor::empty(std::move(shape), dtype);
-  uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    t.set_from_double(i, double(state >> 40) / double(1ull << 23) - 1.0);
-  }
-  return t;
-}
-
-// Runs the VM and the reference interpreter on the same inputs and compares every output.
-void expect_matches_reference(VirtualMachine& vm, const ir::IRModule& mod,
-                              const std::vector<Tensor>& inputs, const std::string& what) {
-  for (size_t i = 0; i < inputs.size(); ++i) vm.set_input(int(i), inputs[i]);
-  vm.run();
-  std::vector<Tensor> expected = reference::Interpreter(mod).run(inputs);
-  ASSERT_EQ(vm.get_num_outputs(), int(expected.size())) << what;
-  for (size_t i = 0; i < expected.size(); ++i)
-    expect_close(expected[i], vm.get_output(int(i)), what + ", output " + std::to_string(i));
-}
 
 // Inputs for the given sizes: each input's dims with size variables replaced.
 std::vector<Tensor> inputs_for(const ir::IRModule& mod,

@@ -191,7 +191,7 @@ def @main(%c: bool, %x: Tensor[(4), float32]) {
 )");
   // Hand-derived: the If is emitted when nonzero reads it; the then branch is a compiled
   // kernel writing fresh storage, the else branch moves the input; nonzero has no compute and
-  // runs as a runtime function.
+  // runs as a runtime function, whose result's unknown dim is then named (match_shape).
   EXPECT_EQ(driver::build_vm(mod, {}).print_bytecode(),
             "def @main(%c: Tensor[(), bool], %x: Tensor[(4), float32]) {  // 5 registers\n"
             "  0: if r0 then 1 else 5\n"
@@ -201,7 +201,8 @@ def @main(%c: bool, %x: Tensor[(4), float32]) {
             "  4: goto 6\n"
             "  5: r2 = move r1\n"
             "  6: r4 = invoke_packed fused_nonzero(r2)\n"
-            "  7: ret r4\n"
+            "  7: match_shape r4 (1, d0)\n"
+            "  8: ret r4\n"
             "}\n");
 }
 

@@ -20,6 +20,18 @@ struct LowerGroupOptions {
 // takes as int64 scalar arguments after its tensors (those no tensor has as a bare dim).
 inline constexpr const char* kSizeVarArgsAttr = "anvil.size_var_args";
 
+// Attrs of a primitive function that the VM compiler sets on the groups of ops with a shape
+// function (topi::ShapeCompute), which are lowered alone:
+// - kShapeFunctionAttr (int 1): lower the op's shape function instead of its compute; the
+//   kernel writes the int64 vector of sizes.
+// - kResultTypeAttr (the type as text): the op's output type with its unknown dims (?) named
+//   by the size variables the shape function's sizes were bound to.
+// - kExtraVarsAttr (comma-separated names): the size variables of the extra sizes, handed to
+//   the compute as ComputeArgs::extras.
+inline constexpr const char* kShapeFunctionAttr = "anvil.shape_function";
+inline constexpr const char* kResultTypeAttr = "anvil.result_type";
+inline constexpr const char* kExtraVarsAttr = "anvil.extra_vars";
+
 // The PrimFunc computing fn, named `name` (global symbol). fn is a typed Function with static
 // shapes whose body is calls of ops on its params, rank-0 constants, tuples and
 // TupleGetItem. Parameters: one buffer per fn param, then one per output (one per tuple

@@ -30,6 +30,12 @@ enum class Opcode : uint8_t {
   Goto,          // jump to true_target
   Move,          // dsts[i] = args[i] (the same tensor, not a copy)
   Ret,           // the function's results are args
+  // Size variables bound during the run (Relax's match_cast): position i of args[0] is matched
+  // against shape[i]; a program that is one size variable not yet bound binds it, any other is
+  // evaluated and must equal the position. MatchShape reads the positions from the tensor's
+  // dims, LoadShape from the elements of an int64 vector (what a shape function computed).
+  MatchShape,
+  LoadShape,
 };
 
 // The word the bytecode text uses for an opcode ("load_const", "invoke_kernel", ...).
@@ -68,6 +74,7 @@ struct Instruction {
   int32_t false_target = -1;   // If
   // AllocTensor: the dims. InvokeKernel: int64 arguments passed after the outputs (the size
   // variables a kernel cannot read from its tensors, such as batch behind batch * 6).
+  // MatchShape / LoadShape: what each position binds or must equal.
   std::vector<DimProgram> shape;
   DataType dtype;  // AllocTensor
 };
@@ -78,7 +85,9 @@ struct Function {
   std::vector<InputInfo> params;  // a dynamic dim is -1
   // The size variables (batch, seq) of the function's symbolic dims, and each parameter's dims
   // over them (parallel to params). A dim that is a bare variable binds it from the first input
-  // that has it; every other use is checked against that binding when the run starts.
+  // that has it; every other use is checked against that binding when the run starts. The
+  // variables no input binds are bound by MatchShape / LoadShape during the run (the dims of
+  // a data-dependent result, the sizes a shape function computes).
   std::vector<std::string> size_vars;
   std::vector<std::vector<DimProgram>> param_dims;
   int32_t num_registers = 0;

@@ -42,6 +42,9 @@ struct ComputeArgs {
   std::span<const te::Tensor> inputs;
   const ir::Type& out_type;
   DimVars* dim_vars = nullptr;
+  // The sizes a shape function computed beyond the output dims (ShapeCompute::num_extras),
+  // as the size variables the kernel receives them in; empty otherwise.
+  std::span<const tir::PrimExpr> extras = {};
 
   // The call's attrs as T (the op's defaults when the call has none).
   template <typename T>
@@ -69,6 +72,24 @@ void register_compute(std::string_view op_name, ComputeFn compute);
 
 // The compute of an op, or nullptr; registers every family on first use.
 const ComputeFn* find_compute(std::string_view op_name);
+
+// An op whose output dims depend on values known only at run time (a shape operand given as
+// a tensor, the data of nonzero): the VM runs its shape function, a small kernel that writes
+// the output dims (every output's dims in order, tuple fields flattened) followed by
+// `num_extras` further sizes into an int64 vector, binds them to fresh size variables
+// (load_shape), allocates the outputs, then runs the op's compute with the outputs' dims as
+// those variables and the extras in ComputeArgs::extras. The compute of the shape function
+// sees the call's inferred type, whose unknown dims are ? (its rank must be known).
+struct ShapeCompute {
+  std::function<te::Tensor(const ComputeArgs&)> dims;
+  std::function<size_t(const ir::CallNode&)> num_extras;  // null: none
+};
+
+// Attaches a shape function to an op (replacing an earlier one).
+void register_shape_compute(std::string_view op_name, ShapeCompute shape);
+
+// The shape function of an op, or nullptr; registers every family on first use.
+const ShapeCompute* find_shape_compute(std::string_view op_name);
 
 // Names of the ops in the op table that have no compute, sorted.
 std::vector<std::string> ops_without_compute();

@@ -111,7 +111,7 @@ void register_creation_ops(OpTable& table) {
       .inputs({"fill_value", "shape"})
       .attrs<InitOpAttrs>()
       .type_relation(dyn_full_relation)
-      .fusion_pattern(OpPattern::ElemWise);
+      .fusion_pattern(OpPattern::Opaque);
   table.add("zeros")
       .describe("A tensor of a given shape filled with 0.")
       .inputs({})

@@ -149,7 +149,9 @@ void register_reduce_ops(OpTable& table) {
         .inputs({"data", "axes"})
         .attrs<ReduceAttrs>()
         .type_relation(dynamic_reduce_relation(spec.input))
-        .fusion_pattern(OpPattern::CommReduce);
+        // Its output dims are known only at run time: a shape function runs before it, so
+        // it is fused with nothing.
+        .fusion_pattern(OpPattern::Opaque);
   }
   // int64 indices as ONNX's ArgMax/ArgMin produce (TVM uses int32): the
   // importer then needs no cast, and large axes cannot overflow.

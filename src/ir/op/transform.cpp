@@ -367,7 +367,7 @@ void register_transform_shape_ops(OpTable& table) {
       .inputs({"data", "newshape"})
       .attrs<ReshapeAttrs>()
       .type_relation(dynamic_shape_relation)
-      .fusion_pattern(OpPattern::Injective);
+      .fusion_pattern(OpPattern::Opaque);
   table.add("reshape_like")
       .describe("Gives the data dims of shape_like's type (its values are not read).")
       .inputs({"data", "shape_like"})
@@ -402,7 +402,7 @@ void register_transform_shape_ops(OpTable& table) {
       .describe("broadcast_to a shape given as a 1-D tensor at run time.")
       .inputs({"data", "shape"})
       .type_relation(dyn_broadcast_to_relation)
-      .fusion_pattern(OpPattern::Broadcast);
+      .fusion_pattern(OpPattern::Opaque);
   table.add("flatten")
       .describe("Flattens to 2-D: the dims before axis, and the dims from axis (ONNX Flatten).")
       .inputs({"data"})
@@ -431,19 +431,19 @@ void register_transform_shape_ops(OpTable& table) {
       .describe("squeeze of the unit dims listed in a 1-D tensor at run time.")
       .inputs({"data", "axes"})
       .type_relation(dyn_squeeze_relation)
-      .fusion_pattern(OpPattern::Injective);
+      .fusion_pattern(OpPattern::Opaque);
   table.add("dyn.expand_dims")
       .describe(
           "Inserts unit dims at the output positions listed in a 1-D tensor at run time (ONNX "
           "Unsqueeze).")
       .inputs({"data", "axes"})
       .type_relation(dyn_expand_dims_relation)
-      .fusion_pattern(OpPattern::Injective);
+      .fusion_pattern(OpPattern::Opaque);
   table.add("dyn.tile")
       .describe("tile with the repeats given as a 1-D tensor at run time.")
       .inputs({"data", "reps"})
       .type_relation(dyn_tile_relation)
-      .fusion_pattern(OpPattern::Injective);
+      .fusion_pattern(OpPattern::Opaque);
   table.add("cast")
       .describe("Converts the elements to another dtype.")
       .inputs({"data"})

@@ -260,7 +260,7 @@ void register_transform_slice_ops(OpTable& table) {
       .describe("strided_slice with begin, end, strides and axes given as 1-D tensors at run time.")
       .inputs({"data", "begin", "end", "strides", "axes"})
       .type_relation(dyn_strided_slice_relation)
-      .fusion_pattern(OpPattern::Injective);
+      .fusion_pattern(OpPattern::Opaque);
   table.add("reverse_sequence")
       .describe("Reverses the first seq_lengths[b] elements along seq_axis, per batch entry.")
       .inputs({"data", "seq_lengths"})

@@ -1,0 +1,266 @@
+// Ops whose output dims depend on values given at run time (the axes of a reduction, the target
+// of a reshape, the bounds of a slice or a range): the VM runs each op's shape function, binds
+// the sizes it writes (load_shape), and runs a compiled kernel over them. One executable runs
+// with many operand values, in an order where outputs shrink and grow; the reference
+// interpreter is the oracle, and no group may fall back to it.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "anvil/driver/vm_build.h"
+#include "anvil/ir/infer_type.h"
+#include "anvil/ir/parser.h"
+#include "anvil/runtime/vm_executable.h"
+#include "support/test_tensors.h"
+#include "support/vm_oracle.h"
+
+namespace anvil {
+namespace {
+
+using testing::error_of;
+using testing::expect_matches_reference;
+using testing::pseudo_random;
+
+ir::IRModule parse(const std::string& text) { return ir::infer_type(ir::parse_module(text)); }
+
+Tensor ints(const std::vector<int64_t>& values, DataType dtype = DataType::int64()) {
+  Tensor t = Tensor::empty({int64_t(values.size())}, dtype);
+  for (size_t i = 0; i < values.size(); ++i) t.set_from_double(int64_t(i), double(values[i]));
+  return t;
+}
+
+Tensor scalar(double value, DataType dtype) {
+  Tensor t = Tensor::empty({}, dtype);
+  t.set_from_double(0, value);
+  return t;
+}
+
+// Built once; every group compiled (no runtime function) and the executable saves.
+driver::VmModule build_compiled(const ir::IRModule& mod, const std::string& what) {
+  driver::VmModule built = driver::build_vm(mod, {});
+  EXPECT_TRUE(built.executable()->runtime_funcs.empty()) << what << "\n" << built.print_bytecode();
+  EXPECT_NE(built.print_bytecode().find("load_shape"), std::string::npos) << what;
+  EXPECT_NO_THROW(vm::save_executable(*built.executable())) << what;
+  return built;
+}
+
+struct ReduceCase {
+  const char* op;
+  bool keepdims;
+};
+
+class DynamicReductions : public ::testing::TestWithParam<ReduceCase> {};
+
+// Every reduction, kept dims or not, over axes sets that differ in which dims they reduce:
+// negative axes, the first, the last, a middle pair, all of them.
+TEST_P(DynamicReductions, AxesChosenAtRunTime) {
+  const ReduceCase& c = GetParam();
+  for (int64_t count : {1, 2}) {
+    std::string text = "def @main(%x: Tensor[(3, 4, 5), float32], %axes: Tensor[(" +
+                       std::to_string(count) + "), int64]) {\n  dyn." + c.op + "(%x, %axes" +
+                       (c.keepdims ? ", keepdims=True" : "") + ")\n}\n";
+    ir::IRModule mod = parse(text);
+    driver::VmModule built = build_compiled(mod, text);
+    VirtualMachine vm = built.create_vm();
+    std::vector<std::vector<int64_t>> axes_sets =
+        count == 1 ? std::vector<std::vector<int64_t>>{{0}, {2}, {-2}, {1}, {-1}}
+                   : std::vector<std::vector<int64_t>>{{0, 2}, {1, 2}, {-3, 1}, {2, 0}};
+    uint64_t seed = 1;
+    for (const std::vector<int64_t>& axes : axes_sets) {
+      std::string what = text + " axes " + std::to_string(axes[0]);
+      expect_matches_reference(
+          vm, mod, {pseudo_random({3, 4, 5}, DataType::float32(), seed++), ints(axes)}, what);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Ops, DynamicReductions,
+    ::testing::Values(ReduceCase{"sum", false}, ReduceCase{"sum", true}, ReduceCase{"mean", false},
+                      ReduceCase{"mean", true}, ReduceCase{"max", false}, ReduceCase{"min", true},
+                      ReduceCase{"prod", false}, ReduceCase{"logsumexp", false},
+                      ReduceCase{"logsumexp", true}, ReduceCase{"l1_norm", false},
+                      ReduceCase{"l2_norm", true}, ReduceCase{"sum_square", false}),
+    [](const ::testing::TestParamInfo<ReduceCase>& info) {
+      return std::string(info.param.op) + (info.param.keepdims ? "_keepdims" : "");
+    });
+
+// An empty axes list reduces every dim; a reduced dim of static size 0 folds nothing.
+TEST(DynamicReductionEdges, EmptyAxesAndEmptyDims) {
+  ir::IRModule all = parse(R"(
+def @main(%x: Tensor[(2, 3), float32], %axes: Tensor[(0), int64]) { dyn.sum(%x, %axes) }
+)");
+  VirtualMachine vm = build_compiled(all, "empty axes").create_vm();
+  expect_matches_reference(vm, all, {pseudo_random({2, 3}, DataType::float32(), 3), ints({})},
+                           "empty axes");
+  ir::IRModule empty = parse(R"(
+def @main(%x: Tensor[(2, 0, 4), float32], %axes: Tensor[(1), int64]) {
+  dyn.prod(%x, %axes, keepdims=True)
+}
+)");
+  VirtualMachine vm2 = build_compiled(empty, "empty dim").create_vm();
+  for (int64_t axis : {1, 0, 2})
+    expect_matches_reference(vm2, empty,
+                             {Tensor::empty({2, 0, 4}, DataType::float32()), ints({axis})},
+                             "empty dim, axis " + std::to_string(axis));
+}
+
+struct ShapeOperandCase {
+  const char* name;
+  const char* text;
+  // Values of the shape operand (the last input), each run in turn.
+  std::vector<std::vector<int64_t>> operands;
+};
+
+const ShapeOperandCase kShapeCases[] = {
+    {"reshape",
+     R"(
+def @main(%x: Tensor[(2, 3, 4), float32], %s: Tensor[(3), int64]) { dyn.reshape(%x, %s) }
+)",
+     {{4, 3, 2}, {0, -1, 2}, {24, 1, 1}, {-1, 2, 2}, {2, 0, 4}}},
+    {"reshape_allowzero",
+     R"(
+def @main(%x: Tensor[(2, 3, 4), float32], %s: Tensor[(2), int64]) {
+  dyn.reshape(%x, %s, allowzero=True)
+}
+)",
+     {{6, 4}, {-1, 12}, {24, 1}}},
+    {"expand_dims",
+     R"(
+def @main(%x: Tensor[(3, 4), float32], %s: Tensor[(2), int64]) { dyn.expand_dims(%x, %s) }
+)",
+     {{0, 1}, {0, 3}, {-1, 1}, {2, 3}}},
+    {"squeeze",
+     R"(
+def @main(%x: Tensor[(1, 3, 1, 4), float32], %s: Tensor[(1), int64]) { dyn.squeeze(%x, %s) }
+)",
+     {{0}, {2}, {-2}, {-4}}},
+    {"tile",
+     R"(
+def @main(%x: Tensor[(2, 3), float32], %s: Tensor[(3), int64]) { dyn.tile(%x, %s) }
+)",
+     {{1, 2, 2}, {3, 1, 1}, {1, 1, 0}, {2, 3, 1}}},
+    {"broadcast_to",
+     R"(
+def @main(%x: Tensor[(3, 1), float32], %s: Tensor[(3), int64]) { dyn.broadcast_to(%x, %s) }
+)",
+     {{2, 3, 4}, {1, 3, 1}, {5, 3, 2}}},
+};
+
+class ShapeOperands : public ::testing::TestWithParam<ShapeOperandCase> {};
+
+TEST_P(ShapeOperands, OneExecutableServesEveryOperand) {
+  const ShapeOperandCase& c = GetParam();
+  ir::IRModule mod = parse(c.text);
+  VirtualMachine vm = build_compiled(mod, c.name).create_vm();
+  const auto& params = mod.get_function("main")->params;
+  const auto* data_type = ir::as<ir::TensorTypeNode>(params[0]->checked_type);
+  Tensor data = pseudo_random(*ir::to_ints(*data_type->shape), DataType::float32(), 7);
+  for (const std::vector<int64_t>& operand : c.operands)
+    expect_matches_reference(vm, mod, {data, ints(operand)},
+                             std::string(c.name) + " to " + std::to_string(operand[0]) + "...");
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, ShapeOperands, ::testing::ValuesIn(kShapeCases),
+                         [](const ::testing::TestParamInfo<ShapeOperandCase>& info) {
+                           return std::string(info.param.name);
+                         });
+
+// Slices with negative steps, ends past the dim, begins counted from the end, axes in either
+// order, one executable.
+TEST(DynamicSlices, ClampingAndNegativeSteps) {
+  ir::IRModule mod = parse(R"(
+def @main(%x: Tensor[(5, 6), float32], %b: Tensor[(2), int64], %e: Tensor[(2), int64],
+          %st: Tensor[(2), int64], %axes: Tensor[(2), int64]) {
+  dyn.strided_slice(%x, %b, %e, %st, %axes)
+}
+)");
+  VirtualMachine vm = build_compiled(mod, "strided_slice").create_vm();
+  Tensor x = pseudo_random({5, 6}, DataType::float32(), 9);
+  struct Slice {
+    std::vector<int64_t> begin, end, steps, axes;
+  };
+  const Slice slices[] = {
+      {{0, 1}, {5, 6}, {1, 2}, {0, 1}},      {{-1, 0}, {-6, 100}, {-1, 3}, {0, 1}},
+      {{2, -2}, {4, -100}, {1, -2}, {0, 1}}, {{1, 0}, {3, 9223372036854775807}, {1, 2}, {1, 0}},
+      {{4, 0}, {2, 6}, {1, 1}, {-2, -1}},
+  };
+  for (const Slice& s : slices)
+    expect_matches_reference(vm, mod, {x, ints(s.begin), ints(s.end), ints(s.steps), ints(s.axes)},
+                             "slice from " + std::to_string(s.begin[0]));
+}
+
+TEST(DynamicCreation, FullAndRange) {
+  ir::IRModule full = parse(R"(
+def @main(%v: Tensor[(), float32], %s: Tensor[(2), int64]) { dyn.full(%v, %s) }
+)");
+  VirtualMachine vm = build_compiled(full, "full").create_vm();
+  for (auto shape : {std::vector<int64_t>{2, 3}, {5, 1}, {0, 4}})
+    expect_matches_reference(vm, full, {scalar(1.5, DataType::float32()), ints(shape)}, "full");
+
+  for (DataType dtype : {DataType::int32(), DataType::float32()}) {
+    std::string t = dtype.to_string();
+    ir::IRModule range = parse("def @main(%a: Tensor[(), " + t + "], %b: Tensor[(), " + t +
+                               "], %d: Tensor[(), " + t + "]) { range(%a, %b, %d) }");
+    VirtualMachine rvm = build_compiled(range, "range " + t).create_vm();
+    for (auto [a, b, d] :
+         {std::tuple{0.0, 5.0, 1.0}, {10.0, 1.0, -3.0}, {1.0, 1.0, 2.0}, {-2.0, 7.0, 2.0}})
+      expect_matches_reference(rvm, range, {scalar(a, dtype), scalar(b, dtype), scalar(d, dtype)},
+                               "range " + t + " from " + std::to_string(a));
+  }
+}
+
+// Operands the op rejects: a reshape that changes the element count, a squeeze of a dim that
+// is not 1, a slice step of 0. The shape function writes -1 dims, which the VM refuses to
+// allocate; nothing is read out of bounds, and the executable runs again afterwards.
+TEST(DynamicShapeErrors, InvalidOperandsAreErrors) {
+  ir::IRModule reshape = parse(R"(
+def @main(%x: Tensor[(2, 3), float32], %s: Tensor[(2), int64]) { dyn.reshape(%x, %s) }
+)");
+  VirtualMachine vm = build_compiled(reshape, "reshape").create_vm();
+  Tensor x = pseudo_random({2, 3}, DataType::float32(), 2);
+  for (auto bad : {std::vector<int64_t>{4, 2}, {-1, -1}, {0, 5}, {-1, 4}}) {
+    vm.set_input(0, x);
+    vm.set_input(1, ints(bad));
+    EXPECT_NE(error_of([&] { vm.run(); }).find("= -1"), std::string::npos)
+        << bad[0] << "," << bad[1];
+  }
+  expect_matches_reference(vm, reshape, {x, ints({3, 2})}, "after the errors");
+
+  ir::IRModule squeeze = parse(R"(
+def @main(%x: Tensor[(1, 3), float32], %s: Tensor[(1), int64]) { dyn.squeeze(%x, %s) }
+)");
+  VirtualMachine svm = build_compiled(squeeze, "squeeze").create_vm();
+  svm.set_input(0, pseudo_random({1, 3}, DataType::float32(), 4));
+  svm.set_input(1, ints({1}));
+  EXPECT_NE(error_of([&] { svm.run(); }).find("= -1"), std::string::npos);
+}
+
+// A data-dependent result (nonzero, evaluated by a runtime function) gets its unknown dim named
+// by match_shape, so the groups that read it compile over that size variable.
+TEST(MatchShape, GroupsAfterADataDependentResultCompile) {
+  ir::IRModule mod = parse(R"(
+def @main(%x: Tensor[(6), float32]) {
+  %0 = nonzero(%x);
+  %1 = cast(%0, dtype="float32");
+  exp(%1)
+}
+)");
+  driver::VmModule built = driver::build_vm(mod, {});
+  std::string code = built.print_bytecode();
+  EXPECT_NE(code.find("match_shape"), std::string::npos) << code;
+  EXPECT_EQ(built.executable()->runtime_funcs.size(), 1u) << code;  // nonzero alone
+  EXPECT_NE(code.find("invoke_kernel fused_cast_exp"), std::string::npos) << code;
+  VirtualMachine vm = built.create_vm();
+  for (auto values : {std::vector<double>{0, 1, 0, 2, 3, 0},
+                      {1, 1, 1, 1, 1, 1},
+                      {0, 0, 0, 0, 0, 0},
+                      {0, 0, 5, 0, 0, 0}})
+    expect_matches_reference(vm, mod, {testing::filled({6}, DataType::float32(), values)},
+                             "nonzero count " + std::to_string(values[0]));
+}
+
+}  // namespace
+}  // namespace anvil
