@@ -8,10 +8,9 @@
 
 namespace anvil::topi {
 namespace transform {
-namespace {
-
 // reshape (and reshape_like), squeeze, expand_dims, flatten and nn.batch_flatten keep the
-// row-major element order, so the output's shape (from the type) is all they need.
+// row-major element order, so the output's shape (from the type) is all they need; their dyn.
+// forms too.
 std::vector<te::Tensor> reshape_like(const ComputeArgs& args) {
   const te::Tensor& data = args.inputs[0];
   std::vector<PrimExpr> in_shape = data.shape();
@@ -21,6 +20,35 @@ std::vector<te::Tensor> reshape_like(const ComputeArgs& args) {
       [=](const std::vector<PrimExpr>& out) { return reshape_source(out, out_shape, in_shape); },
       tensor_name(args))};
 }
+
+// A unit input dim reads index 0; a symbolic one is tested at run time, a static one that is
+// not 1 equals the output dim (checked by the type relation or dyn.broadcast_to's shape
+// function).
+std::vector<te::Tensor> broadcast_to(const ComputeArgs& args) {
+  const te::Tensor& data = args.inputs[0];
+  std::vector<PrimExpr> in_shape = data.shape();
+  std::vector<PrimExpr> out_shape = args.out_shape();
+  size_t offset = out_shape.size() - in_shape.size();
+  return {gather_compute(
+      data, out_shape,
+      [=](const std::vector<PrimExpr>& out) {
+        std::vector<PrimExpr> from;
+        for (size_t i = 0; i < in_shape.size(); ++i) {
+          const PrimExpr& o = out[offset + i];
+          if (tir::is_one(in_shape[i]))
+            from.push_back(tir::make_int(0));
+          else if (tir::as_const_int(in_shape[i]))
+            from.push_back(o);
+          else
+            from.push_back(
+                tir::select(tir::eq(in_shape[i], tir::make_int(1)), tir::make_int(0), o));
+        }
+        return from;
+      },
+      tensor_name(args))};
+}
+
+namespace {
 
 std::vector<te::Tensor> transpose(const ComputeArgs& args) {
   const te::Tensor& data = args.inputs[0];
@@ -34,22 +62,6 @@ std::vector<te::Tensor> transpose(const ComputeArgs& args) {
       [perm](const std::vector<PrimExpr>& out) {
         std::vector<PrimExpr> from(perm.size());
         for (size_t i = 0; i < perm.size(); ++i) from[size_t(perm[i])] = out[i];
-        return from;
-      },
-      tensor_name(args))};
-}
-
-std::vector<te::Tensor> broadcast_to(const ComputeArgs& args) {
-  const te::Tensor& data = args.inputs[0];
-  std::vector<PrimExpr> in_shape = data.shape();
-  std::vector<PrimExpr> out_shape = args.out_shape();
-  size_t offset = out_shape.size() - in_shape.size();
-  return {gather_compute(
-      data, out_shape,
-      [=](const std::vector<PrimExpr>& out) {
-        std::vector<PrimExpr> from;
-        for (size_t i = 0; i < in_shape.size(); ++i)
-          from.push_back(tir::is_one(in_shape[i]) ? tir::make_int(0) : out[offset + i]);
         return from;
       },
       tensor_name(args))};

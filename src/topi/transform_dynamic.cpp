@@ -171,31 +171,6 @@ te::Tensor broadcast_to_dims(const ComputeArgs& args) {
   return checked_dims(dims, all_of(checks), args);
 }
 
-std::vector<te::Tensor> broadcast_to(const ComputeArgs& args) {
-  const te::Tensor& data = args.inputs[0];
-  std::vector<PrimExpr> in_shape = data.shape();
-  std::vector<PrimExpr> out_shape = args.out_shape();
-  size_t offset = out_shape.size() - in_shape.size();
-  return {gather_compute(
-      data, out_shape,
-      [=](const std::vector<PrimExpr>& out) {
-        std::vector<PrimExpr> from;
-        for (size_t i = 0; i < in_shape.size(); ++i) {
-          const PrimExpr& o = out[offset + i];
-          if (tir::is_one(in_shape[i])) {
-            from.push_back(tir::make_int(0));
-          } else if (tir::as_const_int(in_shape[i])) {
-            from.push_back(o);  // the shape function checked it equals the output dim
-          } else {
-            from.push_back(
-                tir::select(tir::eq(in_shape[i], tir::make_int(1)), tir::make_int(0), o));
-          }
-        }
-        return from;
-      },
-      tensor_name(args))};
-}
-
 te::Tensor tile_dims(const ComputeArgs& args) {
   std::vector<PrimExpr> in = args.inputs[0].shape();
   const te::Tensor& reps = args.inputs[1];
@@ -371,17 +346,6 @@ std::vector<te::Tensor> strided_slice(const ComputeArgs& args) {
       tensor_name(args))};
 }
 
-// reshape keeps the row-major element order, so the output's dims are all it needs.
-std::vector<te::Tensor> flat_copy(const ComputeArgs& args) {
-  const te::Tensor& data = args.inputs[0];
-  std::vector<PrimExpr> in_shape = data.shape();
-  std::vector<PrimExpr> out_shape = args.out_shape();
-  return {gather_compute(
-      data, out_shape,
-      [=](const std::vector<PrimExpr>& out) { return reshape_source(out, out_shape, in_shape); },
-      tensor_name(args))};
-}
-
 void register_dynamic(const char* op, ComputeFn compute,
                       std::function<te::Tensor(const ComputeArgs&)> dims,
                       std::function<size_t(const ir::CallNode&)> num_extras = nullptr) {
@@ -398,9 +362,9 @@ size_t two_per_data_dim(const ir::CallNode& call) {
 }  // namespace
 
 void register_transform_dynamic_computes() {
-  register_dynamic("dyn.reshape", flat_copy, reshape_dims);
-  register_dynamic("dyn.squeeze", flat_copy, squeeze_dims);
-  register_dynamic("dyn.expand_dims", flat_copy, expand_dims_dims);
+  register_dynamic("dyn.reshape", reshape_like, reshape_dims);
+  register_dynamic("dyn.squeeze", reshape_like, squeeze_dims);
+  register_dynamic("dyn.expand_dims", reshape_like, expand_dims_dims);
   register_dynamic("dyn.broadcast_to", broadcast_to, broadcast_to_dims);
   register_dynamic("dyn.tile", tile, tile_dims);
   register_dynamic("dyn.full", dyn_full, full_dims);

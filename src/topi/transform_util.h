@@ -25,6 +25,11 @@ void register_index_scatter_computes();      // index_scatter.cpp
 void register_index_scan_computes();         // index_scan.cpp
 void register_transform_dynamic_computes();  // transform_dynamic.cpp
 
+// Computes shared by an op and its dyn. form (transform.cpp): a row-major reshape to the
+// output's dims, and broadcast_to (a symbolic input dim tested for 1 at run time).
+std::vector<te::Tensor> reshape_like(const ComputeArgs& args);
+std::vector<te::Tensor> broadcast_to(const ComputeArgs& args);
+
 // "T_" + the op name with dots replaced, the name of the tensor an op computes.
 std::string tensor_name(const ComputeArgs& args);
 

@@ -117,7 +117,7 @@ std::string print_bytecode(const Executable& exec);
 // First eight bytes of a serialized executable ("ANVILVM" and a NUL).
 inline constexpr char kExecutableMagic[8] = {'A', 'N', 'V', 'I', 'L', 'V', 'M', '\0'};
 // The format version save_executable writes; load_executable reads only this one.
-inline constexpr uint32_t kExecutableVersion = 1;
+inline constexpr uint32_t kExecutableVersion = 2;
 
 // The executable as bytes (docs/artifact-format.md, "VM executable"): functions, instructions,
 // constants, kernel names and the names of the runtime functions, which must be registered
