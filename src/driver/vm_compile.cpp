@@ -479,7 +479,7 @@ class VmCompiler {
     std::string declined;
     if (params_expressible) {
       std::vector<RegIndex> outputs;
-      if (emit_shape_function_call(fn, inputs, out_types, outputs, declined))
+      if (emit_shape_function_call(fn, inputs, result_type, outputs, declined))
         return shape_like(result_type, outputs);
     }
     // Computes that need a static dim decline the dynamic one when the group is lowered.
@@ -552,7 +552,14 @@ class VmCompiler {
     return name;
   }
 
-  // The type with each unknown dim (?) named by a fresh size variable.
+  // The dims with each unknown one (?) named by a fresh size variable.
+  std::vector<ir::Dim> name_unknown_dims(std::vector<ir::Dim> dims) {
+    for (ir::Dim& dim : dims)
+      if (dim.is_any()) dim = ir::Dim::var(fresh_size_var());
+    return dims;
+  }
+
+  // The same through a type (each field of a tuple).
   ir::Type name_unknown_dims(const ir::Type& type) {
     if (const auto* tuple = ir::as<ir::TupleTypeNode>(type)) {
       std::vector<ir::Type> fields;
@@ -561,10 +568,7 @@ class VmCompiler {
     }
     const auto* tensor = ir::as<ir::TensorTypeNode>(type);
     if (!tensor || !tensor->shape) return type;
-    std::vector<ir::Dim> dims = *tensor->shape;
-    for (ir::Dim& dim : dims)
-      if (dim.is_any()) dim = ir::Dim::var(fresh_size_var());
-    return ir::TensorTypeNode::make(std::move(dims), tensor->dtype);
+    return ir::TensorTypeNode::make(name_unknown_dims(*tensor->shape), tensor->dtype);
   }
 
   // match_shape of a runtime function's result: its unknown dims bind fresh size variables.
@@ -572,20 +576,16 @@ class VmCompiler {
     if (!type.shape) return;
     bool unknown = false;
     for (const ir::Dim& dim : *type.shape) unknown |= dim.is_any();
-    if (!unknown) {
-      reg_dims_[reg] = *type.shape;
-      return;
+    std::vector<ir::Dim> named = name_unknown_dims(*type.shape);
+    if (unknown) {
+      Instruction match = instruction(Opcode::MatchShape, {reg});
+      for (const ir::Dim& dim : named) {
+        std::optional<vm::DimProgram> program = dim_program(dim, size_vars_);
+        if (!program) return;  // a dim over a variable nothing binds: left unknown
+        match.shape.push_back(*program);
+      }
+      emit(std::move(match));
     }
-    std::vector<ir::Dim> named = *type.shape;
-    for (ir::Dim& dim : named)
-      if (dim.is_any()) dim = ir::Dim::var(fresh_size_var());
-    Instruction match = instruction(Opcode::MatchShape, {reg});
-    for (const ir::Dim& dim : named) {
-      std::optional<vm::DimProgram> program = dim_program(dim, size_vars_);
-      if (!program) return;  // a dim over a variable nothing binds: left unknown
-      match.shape.push_back(*program);
-    }
-    emit(std::move(match));
     reg_dims_[reg] = named;
   }
 
@@ -640,27 +640,24 @@ class VmCompiler {
   // op's kernel writes outputs allocated over them. False (the reason in `declined`) when the
   // group is not such an op or its computes decline.
   bool emit_shape_function_call(const ir::Function& fn, const std::vector<RegIndex>& inputs,
-                                const std::vector<const ir::TensorTypeNode*>& out_types,
-                                std::vector<RegIndex>& outputs, std::string& declined) {
+                                const ir::Type& result_type, std::vector<RegIndex>& outputs,
+                                std::string& declined) {
     const auto* op_call = ir::as<ir::CallNode>(fn->body);
     const ir::OpNode* op = op_call ? op_call->op() : nullptr;
     const topi::ShapeCompute* shape = op ? topi::find_shape_compute(op->name) : nullptr;
     if (!shape || !topi::find_compute(op->name)) return false;
-    size_t num_dims = 0;
-    for (const ir::TensorTypeNode* type : out_types) {
+    std::vector<const ir::TensorTypeNode*> out_types;
+    flatten_type(result_type, out_types);
+    for (const ir::TensorTypeNode* type : out_types)
       if (!type->shape) return false;
-      num_dims += type->shape->size();
-    }
     // Names are taken only once both computes accept the group.
-    size_t saved_fresh = next_fresh_;
-    std::vector<std::string> saved_vars = program_.main.size_vars;
+    const size_t known_vars = program_.main.size_vars.size();
     auto forget_names = [&] {
-      for (size_t i = saved_vars.size(); i < program_.main.size_vars.size(); ++i)
+      for (size_t i = known_vars; i < program_.main.size_vars.size(); ++i)
         size_vars_.erase(program_.main.size_vars[i]);
-      program_.main.size_vars = saved_vars;
-      next_fresh_ = saved_fresh;
+      program_.main.size_vars.resize(known_vars);
     };
-    ir::Type named = name_unknown_dims(op_call->checked_type);
+    ir::Type named = name_unknown_dims(result_type);
     size_t num_extras = shape->num_extras ? shape->num_extras(*op_call) : 0;
     std::string extra_names;
     std::vector<std::string> extras;
@@ -681,7 +678,9 @@ class VmCompiler {
 
     std::vector<const ir::TensorTypeNode*> named_types;
     flatten_type(named, named_types);
-    RegIndex sizes = emit_alloc({ir::Dim(int64_t(num_dims + num_extras))}, DataType::int64());
+    size_t num_sizes = num_extras;
+    for (const ir::TensorTypeNode* type : named_types) num_sizes += type->shape->size();
+    RegIndex sizes = emit_alloc({ir::Dim(int64_t(num_sizes))}, DataType::int64());
     program_.kernel_calls.emplace_back(emit(instruction(Opcode::InvokeKernel, inputs, {sizes})),
                                        shape_fn);
     Instruction load = instruction(Opcode::LoadShape, {sizes});

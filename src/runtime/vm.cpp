@@ -43,7 +43,6 @@ class VirtualMachine::Impl {
     size_values_.resize(main.size_vars.size());
     size_source_.resize(main.size_vars.size());
     size_dim_.resize(main.size_vars.size());
-    size_bound_.resize(main.size_vars.size());
   }
 
   const vm::Function& main() const { return exec_->functions[0]; }
@@ -143,10 +142,9 @@ class VirtualMachine::Impl {
   void bind_size_vars() {
     const vm::Function& fn = main();
     if (fn.size_vars.empty()) return;
-    std::fill(size_source_.begin(), size_source_.end(), -1);
-    // Variables bound by match_shape start each run unbound (and 0, so that a corrupt program
-    // reading one early sees no value of an earlier run).
-    std::fill(size_bound_.begin(), size_bound_.end(), 0);
+    std::fill(size_source_.begin(), size_source_.end(), kUnbound);
+    // Variables bound by match_shape start each run at 0, so that a corrupt program reading one
+    // early sees no value of an earlier run.
     std::fill(size_values_.begin(), size_values_.end(), 0);
     for (size_t i = 0; i < fn.param_dims.size(); ++i) {
       std::span<const int64_t> shape = inputs_[i].shape();
@@ -155,11 +153,10 @@ class VirtualMachine::Impl {
         if (dim.steps.size() != 1 || dim.steps[0].op != vm::DimProgram::Op::Var) continue;
         size_t var = size_t(dim.steps[0].value);
         ANVIL_ICHECK(var < size_values_.size(), "vm: a size variable out of range");
-        if (size_source_[var] < 0) {
+        if (size_source_[var] == kUnbound) {
           size_values_[var] = shape[d];
           size_source_[var] = int(i);
           size_dim_[var] = d;
-          size_bound_[var] = 1;
         } else if (size_values_[var] != shape[d]) {
           const std::string& first = fn.params[size_t(size_source_[var])].name;
           throw_error("run: input '", fn.params[i].name, "' has ", fn.size_vars[var], " = ",
@@ -200,9 +197,9 @@ class VirtualMachine::Impl {
       if (dim.steps.size() == 1 && dim.steps[0].op == vm::DimProgram::Op::Var) {
         size_t var = size_t(dim.steps[0].value);
         ANVIL_ICHECK(var < size_values_.size(), "vm: a size variable out of range");
-        if (!size_bound_[var]) {
+        if (size_source_[var] == kUnbound) {
           size_values_[var] = actual;
-          size_bound_[var] = 1;
+          size_source_[var] = kBoundDuringRun;
           continue;
         }
       }
@@ -287,9 +284,10 @@ class VirtualMachine::Impl {
   using PoolKey = std::pair<std::string, int64_t>;  // dtype, element count
   std::multimap<PoolKey, Tensor> pool_;             // storage set aside when shapes changed
   std::vector<int64_t> size_values_;                // the size variables of this run
-  std::vector<int> size_source_;                    // the input that bound each, -1 if none
-  std::vector<size_t> size_dim_;                    // the dim each was bound from
-  std::vector<char> size_bound_;                    // whether each is bound in this run
+  // The input that bound each size variable, or one of these.
+  static constexpr int kUnbound = -1, kBoundDuringRun = -2;  // the latter by match_shape
+  std::vector<int> size_source_;
+  std::vector<size_t> size_dim_;  // the dim each was bound from
   std::vector<int64_t> shape_scratch_;
   std::vector<PackedFunc> kernels_;
   std::vector<Tensor> outputs_;

@@ -15,31 +15,22 @@
 #include "anvil/ir/op.h"
 #include "anvil/topi/topi.h"
 #include "topi/topi_util.h"
+#include "topi/transform_util.h"
 
 namespace anvil::topi {
 namespace {
 
-size_t data_rank(const ir::CallNode& call) {
-  const auto* data = ir::as<ir::TensorTypeNode>(call.args.at(0)->checked_type);
-  ANVIL_ICHECK(data && data->shape, "a dynamic reduction of data of unknown rank");
-  return data->shape->size();
-}
+using transform::axis_listed;
+using transform::int64_vector;
+using transform::kept_dims;
 
-// Whether dim d of a rank-r tensor is among the axes (negative ones count from the end);
-// an empty axes list reduces every dim.
+// Whether dim d of a rank-r tensor is among the axes; an empty axes list reduces every dim.
 std::vector<PrimExpr> reduced_flags(const te::Tensor& axes, size_t rank) {
-  int64_t count = static_extent(axes.shape().at(0));
+  bool all = transform::vector_length(axes) == 0;
   std::vector<PrimExpr> flags;
-  for (size_t d = 0; d < rank; ++d) {
-    PrimExpr listed = tir::make_const(DataType::boolean(), count == 0 ? 1.0 : 0.0);
-    for (int64_t j = 0; j < count; ++j) {
-      PrimExpr axis = tir::cast(DataType::int64(), axes.at({tir::make_int(j)}));
-      listed = tir::logical_or(
-          listed, tir::logical_or(tir::eq(axis, tir::make_int(int64_t(d))),
-                                  tir::eq(axis, tir::make_int(int64_t(d) - int64_t(rank)))));
-    }
-    flags.push_back(listed);
-  }
+  for (size_t d = 0; d < rank; ++d)
+    flags.push_back(all ? tir::make_const(DataType::boolean(), 1)
+                        : axis_listed(axes, int64_t(d), int64_t(rank)));
   return flags;
 }
 
@@ -49,27 +40,12 @@ te::Tensor dynamic_reduce_dims(const ComputeArgs& args) {
   const te::Tensor& data = args.inputs[0];
   size_t rank = data.ndim();
   std::vector<PrimExpr> reduced = reduced_flags(args.inputs[1], rank);
-  std::vector<PrimExpr> kept_form, out;
+  std::vector<PrimExpr> kept_form;
   for (size_t d = 0; d < rank; ++d)
     kept_form.push_back(tir::select(reduced[d], tir::make_int(1), data.shape()[d]));
-  if (attrs.keepdims) {
-    out = kept_form;
-  } else {
-    // Output dim j is the data dim d that is the j-th kept one.
-    const auto* out_type = ir::as<ir::TensorTypeNode>(args.out_type);
-    ANVIL_ICHECK(out_type && out_type->shape, "a dynamic reduction of unknown output rank");
-    size_t out_rank = out_type->shape->size();
-    for (size_t j = 0; j < out_rank; ++j) {
-      PrimExpr position = tir::make_int(0), dim = tir::make_int(0);
-      for (size_t d = 0; d < rank; ++d) {
-        PrimExpr kept = tir::logical_not(reduced[d]);
-        dim = tir::select(tir::logical_and(kept, tir::eq(position, tir::make_int(int64_t(j)))),
-                          data.shape()[d], dim);
-        position = position + tir::select(kept, tir::make_int(1), tir::make_int(0));
-      }
-      out.push_back(dim);
-    }
-  }
+  // Without keepdims, output dim j is the j-th kept data dim.
+  std::vector<PrimExpr> out =
+      attrs.keepdims ? kept_form : kept_dims(data.shape(), reduced, transform::output_rank(args));
   out.insert(out.end(), kept_form.begin(), kept_form.end());
   return int64_vector(out, tensor_name(args.op_name()) + "_dims");
 }
@@ -98,12 +74,9 @@ std::vector<te::Tensor> dynamic_reduce(const ComputeArgs& args, const ReduceFn& 
           for (size_t d = 0; d < rank; ++d) index.push_back(PrimExpr(i[d]) + i[m + d]);
           return data.at(index);
         }
-        PrimExpr flat = tir::make_int(0);
-        for (size_t j = 0; j < m; ++j) flat = flat * out_shape[j] + i[j];
-        for (size_t d = rank; d-- > 0;) {
-          index.insert(index.begin(), tir::floormod(flat, kept[d]) + i[m + d]);
-          flat = tir::floordiv(flat, kept[d]);
-        }
+        std::vector<PrimExpr> out(i.begin(), i.begin() + std::ptrdiff_t(m));
+        index = transform::unravel(transform::ravel(out, out_shape), kept);
+        for (size_t d = 0; d < rank; ++d) index[d] = index[d] + i[m + d];
         return data.at(index);
       },
       tensor_name(args.op_name()) + "_view");
@@ -114,23 +87,11 @@ std::vector<te::Tensor> dynamic_reduce(const ComputeArgs& args, const ReduceFn& 
 
 }  // namespace
 
-te::Tensor int64_vector(const std::vector<PrimExpr>& values, const std::string& name) {
-  return te::compute(
-      {tir::make_int(int64_t(values.size()))},
-      [&](const std::vector<Var>& i) {
-        PrimExpr value = tir::make_int(0);
-        for (size_t k = values.size(); k-- > 0;)
-          value = tir::select(tir::eq(i[0], tir::make_int(int64_t(k))), values[k], value);
-        return value;
-      },
-      name);
-}
-
 void register_dynamic_reduction(const std::string& op, const ReduceFn& fold) {
   std::string dyn = "dyn." + op;
   if (!ir::OpTable::global().find(dyn)) return;
   register_compute(dyn, [fold](const ComputeArgs& args) { return dynamic_reduce(args, fold); });
-  register_shape_compute(dyn, ShapeCompute{dynamic_reduce_dims, data_rank});
+  register_shape_compute(dyn, ShapeCompute{dynamic_reduce_dims, transform::data_rank});
 }
 
 }  // namespace anvil::topi

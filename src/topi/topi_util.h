@@ -180,9 +180,6 @@ te::Tensor reduce_compute(const std::vector<PrimExpr>& data_shape, const std::ve
 using ReduceFn = std::function<te::Tensor(const te::Tensor& data, const std::vector<bool>& reduced,
                                           bool keepdims, DataType out_dtype)>;
 
-// The int64 vector of `values` (index expressions), as shape functions write their sizes.
-te::Tensor int64_vector(const std::vector<PrimExpr>& values, const std::string& name);
-
 // The compute and shape function of dyn.<op>, the reduction with its axes given as a tensor at
 // run time (reduce_dynamic.cpp); ops without such a form are skipped.
 void register_dynamic_reduction(const std::string& op, const ReduceFn& fold);

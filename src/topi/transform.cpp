@@ -48,6 +48,32 @@ std::vector<te::Tensor> broadcast_to(const ComputeArgs& args) {
       tensor_name(args))};
 }
 
+// numpy tile: the shorter of the shape and reps gets leading 1s, so the input's dims line up
+// with the last dims of the output; a dim that is repeated wraps around the input's. The
+// output's dims come from the type (static reps) or dyn.tile's shape function.
+std::vector<te::Tensor> tile(const ComputeArgs& args) {
+  const te::Tensor& data = args.inputs[0];
+  std::vector<PrimExpr> in_shape = data.shape();
+  std::vector<PrimExpr> out_shape = args.out_shape();
+  size_t offset = out_shape.size() - in_shape.size();
+  return {gather_compute(
+      data, out_shape,
+      [=](const std::vector<PrimExpr>& out) {
+        std::vector<PrimExpr> from;
+        for (size_t i = 0; i < in_shape.size(); ++i) {
+          const PrimExpr& o = out[offset + i];
+          if (tir::is_one(in_shape[i]))
+            from.push_back(tir::make_int(0));
+          else if (same_extent(out_shape[offset + i], in_shape[i]))
+            from.push_back(o);
+          else
+            from.push_back(tir::floormod(o, in_shape[i]));
+        }
+        return from;
+      },
+      tensor_name(args))};
+}
+
 namespace {
 
 std::vector<te::Tensor> transpose(const ComputeArgs& args) {
@@ -62,27 +88,6 @@ std::vector<te::Tensor> transpose(const ComputeArgs& args) {
       [perm](const std::vector<PrimExpr>& out) {
         std::vector<PrimExpr> from(perm.size());
         for (size_t i = 0; i < perm.size(); ++i) from[size_t(perm[i])] = out[i];
-        return from;
-      },
-      tensor_name(args))};
-}
-
-// numpy tile: the shorter of the shape and reps gets leading 1s, so the input's dims line up
-// with the last dims of the output.
-std::vector<te::Tensor> tile(const ComputeArgs& args) {
-  const te::Tensor& data = args.inputs[0];
-  std::vector<int64_t> in_shape = static_shape(data);
-  std::vector<int64_t> out_shape = static_out_shape(args);
-  size_t offset = out_shape.size() - in_shape.size();
-  return {gather_compute(
-      data, out_shape,
-      [=](const std::vector<PrimExpr>& out) {
-        std::vector<PrimExpr> from;
-        for (size_t i = 0; i < in_shape.size(); ++i) {
-          const PrimExpr& o = out[offset + i];
-          bool repeated = out_shape[offset + i] != in_shape[i];
-          from.push_back(repeated ? tir::floormod(o, tir::make_int(in_shape[i])) : o);
-        }
         return from;
       },
       tensor_name(args))};

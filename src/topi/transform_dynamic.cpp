@@ -14,21 +14,6 @@
 namespace anvil::topi::transform {
 namespace {
 
-// Element j of an integer vector as an int64 index expression.
-PrimExpr element(const te::Tensor& values, int64_t j) {
-  return tir::cast(DataType::int64(), values.at({tir::make_int(j)}));
-}
-
-int64_t length(const te::Tensor& values) { return static_extent(values.shape().at(0)); }
-
-// values[position] for a position known only as an expression; 0 when none matches.
-PrimExpr pick(const std::vector<PrimExpr>& values, const PrimExpr& position) {
-  PrimExpr value = tir::make_int(0);
-  for (size_t k = values.size(); k-- > 0;)
-    value = tir::select(tir::eq(position, tir::make_int(int64_t(k))), values[k], value);
-  return value;
-}
-
 // The dims, or -1 for each when `valid` is false.
 te::Tensor checked_dims(const std::vector<PrimExpr>& dims, const PrimExpr& valid,
                         const ComputeArgs& args) {
@@ -49,52 +34,17 @@ PrimExpr all_of(const std::vector<PrimExpr>& flags) {
   return all;
 }
 
-// Whether position d (of a rank-`rank` shape) is listed in `axes`; negative axes count from the
-// end.
-PrimExpr listed(const te::Tensor& axes, int64_t d, int64_t rank) {
-  PrimExpr found = tir::make_const(DataType::boolean(), 0);
-  for (int64_t j = 0; j < length(axes); ++j) {
-    PrimExpr axis = element(axes, j);
-    found = tir::logical_or(found, tir::logical_or(tir::eq(axis, tir::make_int(d)),
-                                                   tir::eq(axis, tir::make_int(d - rank))));
-  }
-  return found;
-}
-
-// The dims that are not dropped, in order, as `out_rank` output dims.
-std::vector<PrimExpr> kept_dims(const std::vector<PrimExpr>& dims,
-                                const std::vector<PrimExpr>& dropped, size_t out_rank) {
-  std::vector<PrimExpr> out;
-  for (size_t j = 0; j < out_rank; ++j) {
-    PrimExpr position = tir::make_int(0), dim = tir::make_int(0);
-    for (size_t d = 0; d < dims.size(); ++d) {
-      PrimExpr kept = tir::logical_not(dropped[d]);
-      dim = tir::select(tir::logical_and(kept, tir::eq(position, tir::make_int(int64_t(j)))),
-                        dims[d], dim);
-      position = position + tir::select(kept, tir::make_int(1), tir::make_int(0));
-    }
-    out.push_back(dim);
-  }
-  return out;
-}
-
-size_t out_rank(const ComputeArgs& args) {
-  const auto* type = ir::as<ir::TensorTypeNode>(args.out_type);
-  ANVIL_ICHECK(type && type->shape, args.op_name(), ": output of unknown rank");
-  return type->shape->size();
-}
-
 // ONNX Reshape: 0 copies the input dim (unless allowzero), one -1 takes what is left.
 te::Tensor reshape_dims(const ComputeArgs& args) {
   bool allowzero = args.attrs_as<ir::ReshapeAttrs>().allowzero;
   std::vector<PrimExpr> in = args.inputs[0].shape();
   const te::Tensor& target = args.inputs[1];
-  int64_t k = length(target);
+  int64_t k = vector_length(target);
   std::vector<PrimExpr> dims, wanted;
   PrimExpr known = tir::make_int(1), inferred = tir::make_int(0);
   std::vector<PrimExpr> checks;
   for (int64_t j = 0; j < k; ++j) {
-    PrimExpr s = element(target, j);
+    PrimExpr s = vector_element(target, j);
     PrimExpr copied = size_t(j) < in.size() ? in[size_t(j)] : tir::make_int(0);
     PrimExpr dim = allowzero ? s : tir::select(tir::eq(s, tir::make_int(0)), copied, s);
     wanted.push_back(dim);
@@ -105,7 +55,7 @@ te::Tensor reshape_dims(const ComputeArgs& args) {
   }
   PrimExpr total = product(in);
   for (int64_t j = 0; j < k; ++j) {
-    PrimExpr s = element(target, j);
+    PrimExpr s = vector_element(target, j);
     dims.push_back(tir::select(tir::eq(s, tir::make_int(-1)),
                                tir::floordiv(total, tir::max(known, tir::make_int(1))),
                                wanted[size_t(j)]));
@@ -120,27 +70,25 @@ te::Tensor squeeze_dims(const ComputeArgs& args) {
   int64_t rank = int64_t(in.size());
   std::vector<PrimExpr> dropped, checks;
   for (int64_t d = 0; d < rank; ++d) {
-    dropped.push_back(listed(args.inputs[1], d, rank));
+    dropped.push_back(axis_listed(args.inputs[1], d, rank));
     checks.push_back(tir::logical_or(tir::logical_not(dropped.back()),
                                      tir::eq(in[size_t(d)], tir::make_int(1))));
   }
-  return checked_dims(kept_dims(in, dropped, out_rank(args)), all_of(checks), args);
+  return checked_dims(kept_dims(in, dropped, output_rank(args)), all_of(checks), args);
 }
 
 // ONNX Unsqueeze: the axes are positions in the output.
 te::Tensor expand_dims_dims(const ComputeArgs& args) {
   std::vector<PrimExpr> in = args.inputs[0].shape();
-  int64_t rank = int64_t(out_rank(args));
+  int64_t rank = int64_t(output_rank(args));
   std::vector<PrimExpr> is_new;
   PrimExpr count = tir::make_int(0);
   for (int64_t i = 0; i < rank; ++i) {
-    is_new.push_back(listed(args.inputs[1], i, rank));
+    is_new.push_back(axis_listed(args.inputs[1], i, rank));
     count = count + tir::select(is_new.back(), tir::make_int(1), tir::make_int(0));
   }
   // A repeated axis leaves fewer new dims than axes.
-  PrimExpr valid = tir::eq(count, tir::make_int(length(args.inputs[1])));
-  std::vector<PrimExpr> old = is_new;
-  for (PrimExpr& flag : old) flag = tir::logical_not(flag);
+  PrimExpr valid = tir::eq(count, tir::make_int(vector_length(args.inputs[1])));
   // Output dim i is 1 where new, else the next input dim: the inverse of dropping the new ones.
   std::vector<PrimExpr> dims;
   PrimExpr next = tir::make_int(0);
@@ -161,10 +109,10 @@ std::vector<PrimExpr> aligned(const std::vector<PrimExpr>& in, size_t rank) {
 te::Tensor broadcast_to_dims(const ComputeArgs& args) {
   std::vector<PrimExpr> in = args.inputs[0].shape();
   const te::Tensor& target = args.inputs[1];
-  size_t rank = size_t(length(target));
+  size_t rank = size_t(vector_length(target));
   std::vector<PrimExpr> from = aligned(in, rank), dims, checks;
   for (size_t j = 0; j < rank; ++j) {
-    PrimExpr s = element(target, int64_t(j));
+    PrimExpr s = vector_element(target, int64_t(j));
     dims.push_back(s);
     checks.push_back(tir::logical_or(tir::eq(from[j], tir::make_int(1)), tir::eq(from[j], s)));
   }
@@ -174,40 +122,23 @@ te::Tensor broadcast_to_dims(const ComputeArgs& args) {
 te::Tensor tile_dims(const ComputeArgs& args) {
   std::vector<PrimExpr> in = args.inputs[0].shape();
   const te::Tensor& reps = args.inputs[1];
-  size_t rank = out_rank(args);
+  size_t rank = output_rank(args);
   std::vector<PrimExpr> from = aligned(in, rank), dims, checks;
-  int64_t given = length(reps);
+  int64_t given = vector_length(reps);
   for (size_t i = 0; i < rank; ++i) {
     int64_t j = int64_t(i) - (int64_t(rank) - given);
-    PrimExpr r = j >= 0 ? element(reps, j) : tir::make_int(1);
+    PrimExpr r = j >= 0 ? vector_element(reps, j) : tir::make_int(1);
     dims.push_back(from[i] * r);
     checks.push_back(tir::make_int(0) <= r);
   }
   return checked_dims(dims, all_of(checks), args);
 }
 
-std::vector<te::Tensor> tile(const ComputeArgs& args) {
-  const te::Tensor& data = args.inputs[0];
-  std::vector<PrimExpr> in_shape = data.shape();
-  std::vector<PrimExpr> out_shape = args.out_shape();
-  size_t offset = out_shape.size() - in_shape.size();
-  return {gather_compute(
-      data, out_shape,
-      [=](const std::vector<PrimExpr>& out) {
-        std::vector<PrimExpr> from;
-        for (size_t i = 0; i < in_shape.size(); ++i)
-          from.push_back(tir::is_one(in_shape[i]) ? tir::make_int(0)
-                                                  : tir::floormod(out[offset + i], in_shape[i]));
-        return from;
-      },
-      tensor_name(args))};
-}
-
 te::Tensor full_dims(const ComputeArgs& args) {
   const te::Tensor& shape = args.inputs[1];
   std::vector<PrimExpr> dims, checks;
-  for (int64_t j = 0; j < length(shape); ++j) {
-    dims.push_back(element(shape, j));
+  for (int64_t j = 0; j < vector_length(shape); ++j) {
+    dims.push_back(vector_element(shape, j));
     checks.push_back(tir::make_int(0) <= dims.back());
   }
   return checked_dims(dims, all_of(checks), args);
@@ -289,8 +220,8 @@ std::vector<DimSlice> dim_slices(const ComputeArgs& args, PrimExpr& valid) {
   const te::Tensor& data = args.inputs[0];
   const te::Tensor &begin = args.inputs[1], &end = args.inputs[2], &strides = args.inputs[3],
                    &axes = args.inputs[4];
-  int64_t rank = int64_t(data.ndim()), count = length(begin);
-  bool default_axes = length(axes) == 0;
+  int64_t rank = int64_t(data.ndim()), count = vector_length(begin);
+  bool default_axes = vector_length(axes) == 0;
   std::vector<DimSlice> slices;
   std::vector<PrimExpr> checks;
   PrimExpr matched = tir::make_int(0);
@@ -299,11 +230,11 @@ std::vector<DimSlice> dim_slices(const ComputeArgs& args, PrimExpr& valid) {
     DimSlice slice{tir::make_int(0), tir::make_int(1), dim};
     PrimExpr hits = tir::make_int(0);
     for (int64_t j = 0; j < count; ++j) {
-      PrimExpr axis = default_axes ? tir::make_int(j) : element(axes, j);
+      PrimExpr axis = default_axes ? tir::make_int(j) : vector_element(axes, j);
       PrimExpr here =
           tir::logical_or(tir::eq(axis, tir::make_int(d)), tir::eq(axis, tir::make_int(d - rank)));
-      PrimExpr step = length(strides) > j ? element(strides, j) : tir::make_int(1);
-      DimSlice s = clamp_slice(element(begin, j), element(end, j), step, dim);
+      PrimExpr step = vector_length(strides) > j ? vector_element(strides, j) : tir::make_int(1);
+      DimSlice s = clamp_slice(vector_element(begin, j), vector_element(end, j), step, dim);
       slice = {tir::select(here, s.start, slice.start), tir::select(here, s.step, slice.step),
                tir::select(here, s.length, slice.length)};
       hits = hits + tir::select(here, tir::make_int(1), tir::make_int(0));
@@ -353,11 +284,7 @@ void register_dynamic(const char* op, ComputeFn compute,
   register_shape_compute(op, ShapeCompute{std::move(dims), std::move(num_extras)});
 }
 
-size_t two_per_data_dim(const ir::CallNode& call) {
-  const auto* data = ir::as<ir::TensorTypeNode>(call.args.at(0)->checked_type);
-  ANVIL_ICHECK(data && data->shape, "a slice of data of unknown rank");
-  return 2 * data->shape->size();
-}
+size_t two_per_data_dim(const ir::CallNode& call) { return 2 * data_rank(call); }
 
 }  // namespace
 

@@ -5,6 +5,7 @@
 
 #include "anvil/ir/op.h"
 #include "anvil/tir/structural_equal.h"
+#include "topi/topi_util.h"
 
 namespace anvil::topi::transform {
 
@@ -300,6 +301,63 @@ std::vector<int64_t> Layout::primal_extents(const std::vector<int64_t>& stored) 
   for (size_t i = 0; i < axes_.size(); ++i)
     if (axes_[i].factor == 0) extent[letter(axes_[i].primal)] = stored[i] * block(axes_[i].primal);
   return extent;
+}
+
+int64_t vector_length(const te::Tensor& values) { return static_extent(values.shape().at(0)); }
+
+PrimExpr vector_element(const te::Tensor& values, int64_t j) {
+  return as_index(values.at({tir::make_int(j)}));
+}
+
+PrimExpr pick(const std::vector<PrimExpr>& values, const PrimExpr& position) {
+  PrimExpr value = tir::make_int(0);
+  for (size_t k = values.size(); k-- > 0;)
+    value = tir::select(tir::eq(position, tir::make_int(int64_t(k))), values[k], value);
+  return value;
+}
+
+PrimExpr axis_listed(const te::Tensor& axes, int64_t d, int64_t rank) {
+  PrimExpr found = tir::make_const(DataType::boolean(), 0);
+  for (int64_t j = 0; j < vector_length(axes); ++j) {
+    PrimExpr axis = vector_element(axes, j);
+    found = tir::logical_or(found, tir::logical_or(tir::eq(axis, tir::make_int(d)),
+                                                   tir::eq(axis, tir::make_int(d - rank))));
+  }
+  return found;
+}
+
+std::vector<PrimExpr> kept_dims(const std::vector<PrimExpr>& dims,
+                                const std::vector<PrimExpr>& dropped, size_t out_rank) {
+  std::vector<PrimExpr> out;
+  for (size_t j = 0; j < out_rank; ++j) {
+    PrimExpr position = tir::make_int(0), dim = tir::make_int(0);
+    for (size_t d = 0; d < dims.size(); ++d) {
+      PrimExpr kept = tir::logical_not(dropped[d]);
+      dim = tir::select(tir::logical_and(kept, tir::eq(position, tir::make_int(int64_t(j)))),
+                        dims[d], dim);
+      position = position + tir::select(kept, tir::make_int(1), tir::make_int(0));
+    }
+    out.push_back(dim);
+  }
+  return out;
+}
+
+te::Tensor int64_vector(const std::vector<PrimExpr>& values, const std::string& name) {
+  return te::compute(
+      {tir::make_int(int64_t(values.size()))},
+      [&](const std::vector<tir::Var>& i) { return pick(values, i[0]); }, name);
+}
+
+size_t output_rank(const ComputeArgs& args) {
+  const auto* type = ir::as<ir::TensorTypeNode>(args.out_type);
+  ANVIL_ICHECK(type && type->shape, args.op_name(), ": output of unknown rank");
+  return type->shape->size();
+}
+
+size_t data_rank(const ir::CallNode& call) {
+  const auto* data = ir::as<ir::TensorTypeNode>(call.args.at(0)->checked_type);
+  ANVIL_ICHECK(data && data->shape, "the data of a shape function has unknown rank");
+  return data->shape->size();
 }
 
 }  // namespace anvil::topi::transform

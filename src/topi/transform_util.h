@@ -26,9 +26,28 @@ void register_index_scan_computes();         // index_scan.cpp
 void register_transform_dynamic_computes();  // transform_dynamic.cpp
 
 // Computes shared by an op and its dyn. form (transform.cpp): a row-major reshape to the
-// output's dims, and broadcast_to (a symbolic input dim tested for 1 at run time).
+// output's dims, broadcast_to (a symbolic input dim tested for 1 at run time) and tile.
 std::vector<te::Tensor> reshape_like(const ComputeArgs& args);
 std::vector<te::Tensor> broadcast_to(const ComputeArgs& args);
+std::vector<te::Tensor> tile(const ComputeArgs& args);
+
+// Pieces of the shape functions (topi::ShapeCompute), which compute sizes from the values of
+// a shape operand: an integer vector of static length.
+int64_t vector_length(const te::Tensor& values);
+// Element j of an integer vector as an int64 index.
+PrimExpr vector_element(const te::Tensor& values, int64_t j);
+// values[position] for a position known only as an expression; 0 when none matches.
+PrimExpr pick(const std::vector<PrimExpr>& values, const PrimExpr& position);
+// Whether dim d of a rank-`rank` shape is listed in `axes` (negative axes count from the end).
+PrimExpr axis_listed(const te::Tensor& axes, int64_t d, int64_t rank);
+// The dims whose `dropped` flag is false, in order, as `out_rank` dims.
+std::vector<PrimExpr> kept_dims(const std::vector<PrimExpr>& dims,
+                                const std::vector<PrimExpr>& dropped, size_t out_rank);
+// The int64 vector of `values`, as a shape function writes its sizes.
+te::Tensor int64_vector(const std::vector<PrimExpr>& values, const std::string& name);
+// The rank of the call's (single) output, and of its first argument; both must be known.
+size_t output_rank(const ComputeArgs& args);
+size_t data_rank(const ir::CallNode& call);
 
 // "T_" + the op name with dots replaced, the name of the tensor an op computes.
 std::string tensor_name(const ComputeArgs& args);
