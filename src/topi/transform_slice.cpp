@@ -65,9 +65,10 @@ std::vector<te::Tensor> split(const ComputeArgs& args) {
   const te::Tensor& data = args.inputs[0];
   size_t axis = size_t(wrap_axis(attrs.axis, data.ndim()));
   std::vector<te::Tensor> outputs;
+  // Only the split axis must be static; the others may be size variables.
   int64_t begin = 0;
   for (size_t i = 0; i < args.num_outputs(); ++i) {
-    std::vector<int64_t> shape = static_out_shape(args, i);
+    std::vector<PrimExpr> shape = args.out_shape(i);
     outputs.push_back(gather_compute(
         data, shape,
         [=](std::vector<PrimExpr> out) {
@@ -75,7 +76,7 @@ std::vector<te::Tensor> split(const ComputeArgs& args) {
           return out;
         },
         tensor_name(args) + "_" + std::to_string(i)));
-    begin += shape[axis];
+    begin += static_extent(shape[axis]);
   }
   return outputs;
 }

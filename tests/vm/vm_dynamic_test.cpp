@@ -111,6 +111,13 @@ def @main(%x: Tensor[(n, 12, 5), float32]) {
   (%0, %1)
 })",
      3},
+    {"split_of_symbolic_tokens", R"(
+def @main(%x: Tensor[(b, s, 24), float32]) {
+  %0 = split(%x, indices=[8, 16], axis=2);
+  %1 = add(%0.0, %0.1);
+  (%1, %0.2)
+})",
+     3},
     {"flattened_tokens", R"(
 def @main(%x: Tensor[(b, s, 16), float32], %w: Tensor[(24, 16), float32]) {
   %0 = reshape(%x, newshape=[-1, 16]);
