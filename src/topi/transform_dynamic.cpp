@@ -230,9 +230,8 @@ std::vector<DimSlice> dim_slices(const ComputeArgs& args, PrimExpr& valid) {
     DimSlice slice{tir::make_int(0), tir::make_int(1), dim};
     PrimExpr hits = tir::make_int(0);
     for (int64_t j = 0; j < count; ++j) {
-      PrimExpr axis = default_axes ? tir::make_int(j) : vector_element(axes, j);
-      PrimExpr here =
-          tir::logical_or(tir::eq(axis, tir::make_int(d)), tir::eq(axis, tir::make_int(d - rank)));
+      PrimExpr here = default_axes ? tir::make_const(DataType::boolean(), j == d ? 1 : 0)
+                                   : axis_matches(axes, j, d, rank);
       PrimExpr step = vector_length(strides) > j ? vector_element(strides, j) : tir::make_int(1);
       DimSlice s = clamp_slice(vector_element(begin, j), vector_element(end, j), step, dim);
       slice = {tir::select(here, s.start, slice.start), tir::select(here, s.step, slice.step),

@@ -7,6 +7,7 @@
 
 #include "anvil/ir/attrs/nn.h"
 #include "anvil/ir/attrs/transform.h"
+#include "topi/nn_util.h"
 #include "topi/transform_util.h"
 
 namespace anvil::topi::transform {
@@ -65,17 +66,26 @@ std::vector<te::Tensor> sub_pixel(const ComputeArgs& args, bool to_space) {
 
 // The input coordinate an output coordinate of a padded axis reads (clamped into the axis:
 // the constant mode selects the pad value outside it, but the load must stay in bounds).
-PrimExpr pad_source(const PrimExpr& o, int64_t before, int64_t n, const std::string& mode) {
-  PrimExpr i = before == 0 ? o : o - tir::make_int(before);
-  if (mode == "reflect" && n > 1) {
+// `before` and `n` may be size variables (dyn.nn.pad); then whether the axis has more than
+// one element to mirror or repeat is tested at run time, and no divisor can be 0.
+PrimExpr pad_source(const PrimExpr& o, const PrimExpr& before, const PrimExpr& n,
+                    const std::string& mode) {
+  PrimExpr i = tir::is_zero(before) ? o : o - before;
+  std::optional<int64_t> size = tir::as_const_int(n);
+  PrimExpr last = size ? tir::make_int(*size - 1) : n - 1;
+  PrimExpr clamped = tir::min(tir::max(i, tir::make_int(0)), last);
+  if ((mode != "reflect" && mode != "wrap") || (size && *size <= 1)) return clamped;
+  PrimExpr repeated;
+  if (mode == "reflect") {
     // Mirror about the edge elements, as often as needed (numpy's np.pad).
-    int64_t period = 2 * (n - 1);
-    PrimExpr r = tir::floormod(i, tir::make_int(period));
-    return tir::select(r < tir::make_int(n), r, tir::make_int(period) - r);
+    PrimExpr period = size ? tir::make_int(2 * (*size - 1)) : tir::max(last * 2, tir::make_int(1));
+    PrimExpr r = tir::floormod(i, period);
+    repeated = tir::select(r < n, r, period - r);
+  } else {
+    // Repeat the axis, as often as needed (numpy's np.pad).
+    repeated = tir::floormod(i, size ? n : tir::max(n, tir::make_int(1)));
   }
-  // Repeat the axis, as often as needed (numpy's np.pad).
-  if (mode == "wrap" && n > 1) return tir::floormod(i, tir::make_int(n));
-  return tir::min(tir::max(i, tir::make_int(0)), tir::make_int(n - 1));
+  return size ? repeated : tir::select(tir::make_int(1) < n, repeated, clamped);
 }
 
 std::vector<te::Tensor> pad(const ComputeArgs& args) {
@@ -93,7 +103,8 @@ std::vector<te::Tensor> pad(const ComputeArgs& args) {
     std::vector<PrimExpr> from;
     PrimExpr inside;  // constant mode: whether the element is one of the input's
     for (size_t k = 0; k < out.size(); ++k) {
-      from.push_back(pad_source(out[k], before[k], in_shape[k], mode));
+      from.push_back(
+          pad_source(out[k], tir::make_int(before[k]), tir::make_int(in_shape[k]), mode));
       if (mode != "constant" || (before[k] == 0 && attrs.pad_width[2 * k + 1] == 0)) continue;
       PrimExpr i = out[k] - tir::make_int(before[k]);
       PrimExpr in_axis = tir::logical_and(i >= tir::make_int(0), i < tir::make_int(in_shape[k]));
@@ -104,6 +115,70 @@ std::vector<te::Tensor> pad(const ComputeArgs& args) {
     return tir::select(inside, value,
                        convert_like_reference(scalar_value(pad_value), data.dtype()));
   })};
+}
+
+// dyn.nn.pad: each axis's padding before it arrives as an extra of the shape function. An
+// element is read only where it exists (if_then_else evaluates the side taken): outside the
+// input in constant mode, and anywhere on an axis that is empty at run time, the element is
+// the pad value, as the reference kernel has it.
+std::vector<te::Tensor> dyn_pad(const ComputeArgs& args) {
+  const std::string mode = args.attrs_as<ir::DynPadAttrs>().pad_mode;
+  const te::Tensor& data = args.inputs[0];
+  const size_t rank = data.ndim();
+  if (args.extras.size() != rank)
+    throw_error(args.op_name(), ": the pads are read at run time, which needs its shape function");
+  std::vector<PrimExpr> before(args.extras.begin(), args.extras.end());
+  std::vector<PrimExpr> in_shape = data.shape();
+  PrimExpr fill = convert_like_reference(scalar_value(args.inputs[2]), data.dtype());
+  return {map_output(args, 0, [=](const std::vector<PrimExpr>& out) {
+    std::vector<PrimExpr> from;
+    PrimExpr inside = tir::make_const(DataType::boolean(), 1);
+    for (size_t k = 0; k < rank; ++k) {
+      const PrimExpr& n = in_shape[k];
+      from.push_back(pad_source(out[k], before[k], n, mode));
+      PrimExpr i = out[k] - before[k];
+      if (mode == "constant")
+        inside = tir::logical_and(inside, tir::logical_and(i >= tir::make_int(0), i < n));
+      else if (std::optional<int64_t> size = tir::as_const_int(n); !size || *size == 0)
+        inside = tir::logical_and(inside, tir::make_int(0) < n);
+    }
+    return nn::if_then_else(inside, data.at(from), fill);
+  })};
+}
+
+// The output dims (each input dim grown by its pads), then each dim's padding before it.
+// pads holds the listed axes' befores, then their afters; an axis listed twice, out of range,
+// or padded below zero is rejected (-1).
+te::Tensor dyn_pad_dims(const ComputeArgs& args) {
+  const te::Tensor& data = args.inputs[0];
+  const te::Tensor& pads = args.inputs[1];
+  const te::Tensor& axes = args.inputs[3];
+  const int64_t rank = int64_t(data.ndim()), count = vector_length(axes);
+  if (vector_length(pads) != 2 * count)
+    throw_error(args.op_name(), ": 'pads' has ", vector_length(pads), " values for ", count,
+                " axes");
+  std::vector<PrimExpr> dims, befores;
+  PrimExpr valid = tir::make_const(DataType::boolean(), 1), matched = tir::make_int(0);
+  for (int64_t d = 0; d < rank; ++d) {
+    PrimExpr before = tir::make_int(0), after = tir::make_int(0), hits = tir::make_int(0);
+    for (int64_t j = 0; j < count; ++j) {
+      PrimExpr here = axis_matches(axes, j, d, rank);
+      before = before + tir::select(here, vector_element(pads, j), tir::make_int(0));
+      after = after + tir::select(here, vector_element(pads, count + j), tir::make_int(0));
+      hits = hits + tir::select(here, tir::make_int(1), tir::make_int(0));
+    }
+    PrimExpr dim = data.shape()[size_t(d)] + before + after;
+    valid = tir::logical_and(valid,
+                             tir::logical_and(hits <= tir::make_int(1), tir::make_int(0) <= dim));
+    matched = matched + hits;
+    dims.push_back(dim);
+    befores.push_back(before);
+  }
+  valid = tir::logical_and(valid, tir::eq(matched, tir::make_int(count)));
+  std::vector<PrimExpr> values;
+  for (const PrimExpr& dim : dims) values.push_back(tir::select(valid, dim, tir::make_int(-1)));
+  values.insert(values.end(), befores.begin(), befores.end());
+  return int64_vector(values, tensor_name(args) + "_dims");
 }
 
 // ---------------------------------------------------------------- einsum
@@ -228,6 +303,8 @@ void register_transform_layout_computes() {
   register_compute("nn.space_to_depth",
                    [](const ComputeArgs& args) { return sub_pixel(args, false); });
   register_compute("nn.pad", pad);
+  register_compute("dyn.nn.pad", dyn_pad);
+  register_shape_compute("dyn.nn.pad", ShapeCompute{dyn_pad_dims, data_rank});
   register_compute("einsum", einsum);
 }
 

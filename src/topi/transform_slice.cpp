@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "anvil/ir/attrs/transform.h"
+#include "topi/nn_util.h"
 #include "topi/topi_util.h"
 #include "topi/transform_util.h"
 
@@ -13,26 +14,37 @@ namespace {
 
 // One output element per call of select, from the last part backwards. Every part's index
 // is clamped into range: select evaluates both sides, so a load must stay in bounds even on
-// the side that is not taken.
+// the side that is not taken. A part whose extent along the axis is a size variable may be
+// empty at run time, where no index is in range; then the parts are chosen by if_then_else,
+// which evaluates only the side taken.
 std::vector<te::Tensor> concatenate(const ComputeArgs& args) {
   std::vector<te::Tensor> parts(args.inputs.begin(), args.inputs.end());
   ANVIL_ICHECK(!parts.empty(), "concatenate of nothing");
-  // Only the concatenated axis must be static; the others may be size variables.
   std::vector<PrimExpr> out_shape = args.out_shape();
   size_t axis =
       size_t(wrap_axis(args.attrs_as<ir::ConcatenateAttrs>().axis, int64_t(out_shape.size())));
-  std::vector<int64_t> offsets, sizes;
-  int64_t offset = 0;
+  std::vector<PrimExpr> offsets, sizes;
+  // The offset of the next part: the static extents so far plus the symbolic ones, if any.
+  int64_t static_offset = 0;
+  PrimExpr symbolic_offset;
   std::vector<te::Tensor> nonempty;
+  bool symbolic = false;  // some part's extent is a size variable
   for (const te::Tensor& part : parts) {
-    int64_t size = static_extent(part.shape()[axis]);
-    if (size > 0) {
+    const PrimExpr& size = part.shape()[axis];
+    std::optional<int64_t> known = tir::as_const_int(size);
+    if (!known || *known > 0) {
       nonempty.push_back(part);
-      offsets.push_back(offset);
+      offsets.push_back(symbolic_offset ? symbolic_offset + static_offset
+                                        : tir::make_int(static_offset));
       sizes.push_back(size);
+      symbolic |= !known;
     }
-    offset += size;
+    if (known)
+      static_offset += *known;
+    else
+      symbolic_offset = symbolic_offset ? symbolic_offset + size : size;
   }
+
   if (nonempty.empty())  // nothing to read: the output is empty too
     return {te::compute(
         out_shape,
@@ -46,15 +58,19 @@ std::vector<te::Tensor> concatenate(const ComputeArgs& args) {
         std::vector<PrimExpr> out = as_exprs(vars);
         auto read = [&](size_t k) {
           std::vector<PrimExpr> from = out;
-          PrimExpr local = out[axis] - tir::make_int(offsets[k]);
-          if (nonempty.size() > 1)
-            local = tir::min(tir::max(local, tir::make_int(0)), tir::make_int(sizes[k] - 1));
+          PrimExpr local = out[axis] - offsets[k];
+          if (nonempty.size() > 1 && !symbolic)
+            local = tir::min(tir::max(local, tir::make_int(0)),
+                             tir::make_int(*tir::as_const_int(sizes[k]) - 1));
           from[axis] = local;
           return nonempty[k].at(from);
         };
         PrimExpr value = read(nonempty.size() - 1);
-        for (size_t k = nonempty.size() - 1; k-- > 0;)
-          value = tir::select(out[axis] < tir::make_int(offsets[k + 1]), read(k), value);
+        for (size_t k = nonempty.size() - 1; k-- > 0;) {
+          PrimExpr before_next = out[axis] < offsets[k + 1];
+          value = symbolic ? nn::if_then_else(before_next, read(k), value)
+                           : tir::select(before_next, read(k), value);
+        }
         return value;
       },
       tensor_name(args))};

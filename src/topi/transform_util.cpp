@@ -316,13 +316,15 @@ PrimExpr pick(const std::vector<PrimExpr>& values, const PrimExpr& position) {
   return value;
 }
 
+PrimExpr axis_matches(const te::Tensor& axes, int64_t j, int64_t d, int64_t rank) {
+  PrimExpr axis = vector_element(axes, j);
+  return tir::logical_or(tir::eq(axis, tir::make_int(d)), tir::eq(axis, tir::make_int(d - rank)));
+}
+
 PrimExpr axis_listed(const te::Tensor& axes, int64_t d, int64_t rank) {
   PrimExpr found = tir::make_const(DataType::boolean(), 0);
-  for (int64_t j = 0; j < vector_length(axes); ++j) {
-    PrimExpr axis = vector_element(axes, j);
-    found = tir::logical_or(found, tir::logical_or(tir::eq(axis, tir::make_int(d)),
-                                                   tir::eq(axis, tir::make_int(d - rank))));
-  }
+  for (int64_t j = 0; j < vector_length(axes); ++j)
+    found = tir::logical_or(found, axis_matches(axes, j, d, rank));
   return found;
 }
 

@@ -38,7 +38,9 @@ int64_t vector_length(const te::Tensor& values);
 PrimExpr vector_element(const te::Tensor& values, int64_t j);
 // values[position] for a position known only as an expression; 0 when none matches.
 PrimExpr pick(const std::vector<PrimExpr>& values, const PrimExpr& position);
-// Whether dim d of a rank-`rank` shape is listed in `axes` (negative axes count from the end).
+// Whether element j of `axes` names dim d of a rank-`rank` shape (negative axes count from the
+// end), and whether any element does.
+PrimExpr axis_matches(const te::Tensor& axes, int64_t j, int64_t d, int64_t rank);
 PrimExpr axis_listed(const te::Tensor& axes, int64_t d, int64_t rank);
 // The dims whose `dropped` flag is false, in order, as `out_rank` dims.
 std::vector<PrimExpr> kept_dims(const std::vector<PrimExpr>& dims,

@@ -192,6 +192,52 @@ def @main(%x: Tensor[(5, 6), float32], %b: Tensor[(2), int64], %e: Tensor[(2), i
                              "slice from " + std::to_string(s.begin[0]));
 }
 
+// ONNX Pad with pads and axes given at run time, every mode: growing, cropping (negative
+// pads), one axis or several, an axis counted from the end.
+TEST(DynamicPad, EveryModeAndPadding) {
+  for (const char* mode : {"constant", "edge", "reflect", "wrap"}) {
+    std::string text = std::string(R"(
+def @main(%x: Tensor[(3, 4), float32], %pads: Tensor[(4), int64], %v: Tensor[(), float32],
+          %axes: Tensor[(2), int64]) {
+  dyn.nn.pad(%x, %pads, %v, %axes, pad_mode=")") +
+                       mode + "\")\n}\n";
+    ir::IRModule mod = parse(text);
+    VirtualMachine vm = build_compiled(mod, text).create_vm();
+    Tensor x = pseudo_random({3, 4}, DataType::float32(), 5);
+    struct Padding {
+      std::vector<int64_t> pads, axes;
+    };
+    const Padding paddings[] = {{{1, 2, 3, 0}, {0, 1}},
+                                {{0, 0, 0, 0}, {0, 1}},
+                                {{2, 5, 1, 6}, {1, 0}},
+                                {{-1, 1, 0, -2}, {0, -1}},
+                                {{4, 0, 0, 3}, {-2, 1}}};
+    for (const Padding& p : paddings)
+      expect_matches_reference(vm, mod,
+                               {x, ints(p.pads), scalar(2.5, DataType::float32()), ints(p.axes)},
+                               std::string(mode) + " pads " + std::to_string(p.pads[0]) + "," +
+                                   std::to_string(p.pads[1]));
+  }
+}
+
+// Parts whose extent along the axis is a size variable, one of them empty in some runs.
+TEST(DynamicConcatenate, PartsOfRunTimeLength) {
+  ir::IRModule mod = parse(R"(
+def @main(%x: Tensor[(n, 3), float32], %y: Tensor[(m, 3), float32], %z: Tensor[(2, 3), float32]) {
+  concatenate((%x, %z, %y), axis=0)
+}
+)");
+  driver::VmModule built = driver::build_vm(mod, {});
+  EXPECT_TRUE(built.executable()->runtime_funcs.empty()) << built.print_bytecode();
+  VirtualMachine vm = built.create_vm();
+  Tensor z = pseudo_random({2, 3}, DataType::float32(), 1);
+  for (auto [n, m] : {std::pair{2, 3}, {0, 4}, {5, 0}, {1, 1}, {0, 0}})
+    expect_matches_reference(vm, mod,
+                             {pseudo_random({n, 3}, DataType::float32(), 2),
+                              pseudo_random({m, 3}, DataType::float32(), 3), z},
+                             "n " + std::to_string(n) + ", m " + std::to_string(m));
+}
+
 TEST(DynamicCreation, FullAndRange) {
   ir::IRModule full = parse(R"(
 def @main(%v: Tensor[(), float32], %s: Tensor[(2), int64]) { dyn.full(%v, %s) }

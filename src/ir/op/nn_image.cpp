@@ -318,7 +318,7 @@ void register_nn_image_ops(OpTable& table) {
       .inputs({"data", "pads", "pad_value", "axes"})
       .attrs<DynPadAttrs>()
       .type_relation(dyn_pad_relation)
-      .fusion_pattern(OpPattern::Injective);
+      .fusion_pattern(OpPattern::Opaque);
   table.add("dyn.image.resize")
       .describe(
           "ONNX Resize with scales or sizes (the target input) known at run time, over any axes "
