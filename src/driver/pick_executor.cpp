@@ -23,8 +23,14 @@ bool is_static_type(const ir::Type& type) {
   return true;
 }
 
+// An op the graph executor can run: it has a compute, and no shape function (whose sizes
+// only the VM binds, even where the op's type happens to be static, as dyn.cumsum's is).
+bool graph_compiles(const ir::OpNode& op) {
+  return topi::find_compute(op.name) && !topi::find_shape_compute(op.name);
+}
+
 // True when every expression of @main has a static type, no If occurs and every op called
-// has a compute (ops inside fused groups included).
+// can run on the graph executor (ops inside fused groups included).
 bool graph_executor_can_run(const ir::IRModule& mod) {
   ir::Function main = mod.get_function("main");
   for (const ir::Var& param : main->params)
@@ -40,7 +46,7 @@ bool graph_executor_can_run(const ir::IRModule& mod) {
     const auto* call = ir::as<ir::CallNode>(e);
     if (!call) return;
     if (const ir::OpNode* op = call->op()) {
-      if (!topi::find_compute(op->name)) ok = false;
+      if (!graph_compiles(*op)) ok = false;
       return;
     }
     if (const auto* fn = ir::as<ir::FunctionNode>(call->callee)) {
@@ -49,8 +55,7 @@ bool graph_executor_can_run(const ir::IRModule& mod) {
       ir::post_order_visit(fn->body, [&](const ir::Expr& inner) {
         const auto* inner_call = ir::as<ir::CallNode>(inner);
         if (!is_static_type(inner->checked_type)) ok = false;
-        if (inner_call && inner_call->op() && !topi::find_compute(inner_call->op()->name))
-          ok = false;
+        if (inner_call && inner_call->op() && !graph_compiles(*inner_call->op())) ok = false;
       });
     }
   });

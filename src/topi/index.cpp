@@ -118,14 +118,26 @@ std::vector<te::Tensor> one_hot(const ComputeArgs& args) {
   PrimExpr off = convert_like_reference(scalar_value(args.inputs[2]), dtype);
   int64_t rank = indices.ndim();
   size_t axis = size_t(attrs.axis < 0 ? attrs.axis + rank + 1 : attrs.axis);
-  int64_t depth = attrs.depth;
+  // The depth is the output's dim on the new axis: the attribute's, or the size variable
+  // dyn.one_hot's shape function bound.
+  PrimExpr depth = args.out_shape()[axis];
   return {map_output(args, 0, [=](const std::vector<PrimExpr>& out) {
     std::vector<PrimExpr> at = out;
     at.erase(at.begin() + ptrdiff_t(axis));
     PrimExpr index = as_index(indices.at(at));
-    index = tir::select(index < tir::make_int(0), index + tir::make_int(depth), index);
+    index = tir::select(index < tir::make_int(0), index + depth, index);
     return tir::select(tir::eq(index, out[axis]), on, off);
   })};
+}
+
+// dyn.one_hot: the indices' dims with the depth (at least 1) inserted at the new axis.
+te::Tensor one_hot_dims(const ComputeArgs& args) {
+  const auto& attrs = args.attrs_as<ir::OneHotAttrs>();
+  std::vector<PrimExpr> dims = args.inputs[0].shape();
+  int64_t rank = int64_t(dims.size());
+  PrimExpr depth = as_index(scalar_value(args.inputs[3]));
+  dims.insert(dims.begin() + (attrs.axis < 0 ? attrs.axis + rank + 1 : attrs.axis), depth);
+  return shape_function_result(dims, tir::make_int(1) <= depth, args);
 }
 
 }  // namespace
@@ -137,6 +149,8 @@ void register_index_gather_computes() {
   register_compute("gather", gather);
   register_compute("gather_nd", gather_nd);
   register_compute("one_hot", one_hot);
+  register_compute("dyn.one_hot", one_hot);
+  register_shape_compute("dyn.one_hot", ShapeCompute{one_hot_dims, nullptr});
 }
 
 }  // namespace transform

@@ -1,7 +1,9 @@
-// Computes of the running scans (cumsum, cumprod) and col2im, each written as a reduction
-// per output element with a condition picking its inputs: the scan axis up to the element
+// Computes of the running scans (cumsum, cumprod, dyn.cumsum) and col2im, each written as a
+// reduction per output element with a condition picking its inputs: the scan axis up to the element
 // (quadratic in the axis length, fine for the short axes these ops see in models), and the
 // block offsets whose sliding block covers the image position.
+#include <optional>
+
 #include "anvil/ir/attrs/transform.h"
 #include "topi/transform_util.h"
 
@@ -10,29 +12,53 @@ namespace {
 
 // out[..., j, ...] = combine of data[..., r, ...] for r before j (or after it, reversed),
 // j itself included unless exclusive. Without an axis, over the flattened data. Each element
-// is converted to the output dtype first, as the reference does.
-std::vector<te::Tensor> scan(const ComputeArgs& args, tir::ReduceKind kind) {
+// is converted to the output dtype first, as the reference does. dyn.cumsum's axis is a value:
+// its shape function writes the axis (normalized) and its length as extras, and the index of
+// every dim picks the scan position where the dim is that axis.
+std::vector<te::Tensor> scan(const ComputeArgs& args, tir::ReduceKind kind,
+                             std::optional<int64_t> static_axis, bool run_time_axis = false) {
   const auto& attrs = args.attrs_as<ir::ScanopAttrs>();
   const te::Tensor& data = args.inputs[0];
+  if (run_time_axis && args.extras.size() != 2)
+    throw_error(args.op_name(), ": the axis is read at run time, which needs its shape function");
   // Along an axis, any dim may be a size variable; the flattened form needs a static shape.
-  bool flattened = !attrs.axis;
+  bool flattened = !run_time_axis && !static_axis;
   std::vector<int64_t> in_shape;
   if (flattened) in_shape = static_shape(data);
   std::vector<PrimExpr> out_shape = args.out_shape();
   DataType dtype = args.out_dtype();
-  size_t axis = attrs.axis ? size_t(wrap_axis(*attrs.axis, int64_t(data.ndim()))) : 0;
-  tir::IterVar r = te::reduce_axis(out_shape[axis], "r");
+  size_t axis = static_axis ? size_t(wrap_axis(*static_axis, int64_t(data.ndim()))) : 0;
+  tir::IterVar r = te::reduce_axis(run_time_axis ? args.extras[1] : out_shape[axis], "r");
   PrimExpr rv = r.var;
+  std::vector<PrimExpr> extras(args.extras.begin(), args.extras.end());
   return {map_output(args, 0, [=](const std::vector<PrimExpr>& out) {
     std::vector<PrimExpr> at = out;
-    at[axis] = rv;
+    PrimExpr j;
+    if (run_time_axis) {
+      for (size_t d = 0; d < at.size(); ++d)
+        at[d] = tir::select(tir::eq(extras[0], tir::make_int(int64_t(d))), rv, out[d]);
+      j = pick(out, extras[0]);
+    } else {
+      at[axis] = rv;
+      j = out[axis];
+    }
     std::vector<PrimExpr> from = flattened ? unravel(at[0], in_shape) : at;
-    PrimExpr j = out[axis];
     PrimExpr in_range =
         attrs.reverse ? (attrs.exclusive ? rv > j : rv >= j) : (attrs.exclusive ? rv < j : rv <= j);
     PrimExpr source = convert_like_reference(data.at(from), dtype);
     return PrimExpr(tir::ReduceNode::make(kind, source, {r}, in_range));
   })};
+}
+
+// dyn.cumsum: the data's dims, then the axis (negative ones counted from the end) and its
+// length; an axis out of range is rejected (-1 dims).
+te::Tensor dyn_scan_dims(const ComputeArgs& args) {
+  const te::Tensor& data = args.inputs[0];
+  const int64_t rank = int64_t(data.ndim());
+  PrimExpr axis = as_index(scalar_value(args.inputs[1]));
+  axis = tir::select(axis < tir::make_int(0), axis + tir::make_int(rank), axis);
+  PrimExpr valid = tir::logical_and(tir::make_int(0) <= axis, axis < tir::make_int(rank));
+  return shape_function_result(data.shape(), valid, args, {axis, pick(data.shape(), axis)});
 }
 
 int64_t attr_or(const std::vector<int64_t>& values, size_t i, int64_t fallback) {
@@ -84,10 +110,18 @@ std::vector<te::Tensor> col2im(const ComputeArgs& args) {
 }  // namespace
 
 void register_index_scan_computes() {
-  register_compute("cumsum",
-                   [](const ComputeArgs& args) { return scan(args, tir::ReduceKind::Sum); });
-  register_compute("cumprod",
-                   [](const ComputeArgs& args) { return scan(args, tir::ReduceKind::Prod); });
+  auto scan_of = [](tir::ReduceKind kind) {
+    return [kind](const ComputeArgs& args) {
+      return scan(args, kind, args.attrs_as<ir::ScanopAttrs>().axis);
+    };
+  };
+  register_compute("cumsum", scan_of(tir::ReduceKind::Sum));
+  register_compute("cumprod", scan_of(tir::ReduceKind::Prod));
+  register_compute("dyn.cumsum", [](const ComputeArgs& args) {
+    return scan(args, tir::ReduceKind::Sum, std::nullopt, /*run_time_axis=*/true);
+  });
+  register_shape_compute(
+      "dyn.cumsum", ShapeCompute{dyn_scan_dims, [](const ir::CallNode&) { return size_t(2); }});
   register_compute("col2im", col2im);
 }
 

@@ -14,14 +14,6 @@
 namespace anvil::topi::transform {
 namespace {
 
-// The dims, or -1 for each when `valid` is false.
-te::Tensor checked_dims(const std::vector<PrimExpr>& dims, const PrimExpr& valid,
-                        const ComputeArgs& args) {
-  std::vector<PrimExpr> checked;
-  for (const PrimExpr& dim : dims) checked.push_back(tir::select(valid, dim, tir::make_int(-1)));
-  return int64_vector(checked, tensor_name(args) + "_dims");
-}
-
 PrimExpr product(const std::vector<PrimExpr>& dims) {
   PrimExpr total = tir::make_int(1);
   for (const PrimExpr& d : dims) total = total * d;
@@ -62,7 +54,7 @@ te::Tensor reshape_dims(const ComputeArgs& args) {
   }
   checks.push_back(inferred <= tir::make_int(1));
   checks.push_back(tir::eq(product(dims), total));
-  return checked_dims(dims, all_of(checks), args);
+  return shape_function_result(dims, all_of(checks), args);
 }
 
 te::Tensor squeeze_dims(const ComputeArgs& args) {
@@ -74,7 +66,7 @@ te::Tensor squeeze_dims(const ComputeArgs& args) {
     checks.push_back(tir::logical_or(tir::logical_not(dropped.back()),
                                      tir::eq(in[size_t(d)], tir::make_int(1))));
   }
-  return checked_dims(kept_dims(in, dropped, output_rank(args)), all_of(checks), args);
+  return shape_function_result(kept_dims(in, dropped, output_rank(args)), all_of(checks), args);
 }
 
 // ONNX Unsqueeze: the axes are positions in the output.
@@ -96,7 +88,7 @@ te::Tensor expand_dims_dims(const ComputeArgs& args) {
     dims.push_back(tir::select(is_new[size_t(i)], tir::make_int(1), pick(in, next)));
     next = next + tir::select(is_new[size_t(i)], tir::make_int(0), tir::make_int(1));
   }
-  return checked_dims(dims, valid, args);
+  return shape_function_result(dims, valid, args);
 }
 
 // The input's dims right-aligned under `rank` output dims, leading 1s added.
@@ -116,7 +108,7 @@ te::Tensor broadcast_to_dims(const ComputeArgs& args) {
     dims.push_back(s);
     checks.push_back(tir::logical_or(tir::eq(from[j], tir::make_int(1)), tir::eq(from[j], s)));
   }
-  return checked_dims(dims, all_of(checks), args);
+  return shape_function_result(dims, all_of(checks), args);
 }
 
 te::Tensor tile_dims(const ComputeArgs& args) {
@@ -131,7 +123,7 @@ te::Tensor tile_dims(const ComputeArgs& args) {
     dims.push_back(from[i] * r);
     checks.push_back(tir::make_int(0) <= r);
   }
-  return checked_dims(dims, all_of(checks), args);
+  return shape_function_result(dims, all_of(checks), args);
 }
 
 te::Tensor full_dims(const ComputeArgs& args) {
@@ -141,7 +133,7 @@ te::Tensor full_dims(const ComputeArgs& args) {
     dims.push_back(vector_element(shape, j));
     checks.push_back(tir::make_int(0) <= dims.back());
   }
-  return checked_dims(dims, all_of(checks), args);
+  return shape_function_result(dims, all_of(checks), args);
 }
 
 std::vector<te::Tensor> dyn_full(const ComputeArgs& args) {
@@ -252,12 +244,11 @@ std::vector<DimSlice> dim_slices(const ComputeArgs& args, PrimExpr& valid) {
 te::Tensor strided_slice_dims(const ComputeArgs& args) {
   PrimExpr valid;
   std::vector<DimSlice> slices = dim_slices(args, valid);
-  std::vector<PrimExpr> values;
-  for (const DimSlice& s : slices)
-    values.push_back(tir::select(valid, s.length, tir::make_int(-1)));
-  for (const DimSlice& s : slices) values.push_back(s.start);
-  for (const DimSlice& s : slices) values.push_back(s.step);
-  return int64_vector(values, tensor_name(args) + "_dims");
+  std::vector<PrimExpr> dims, extras;
+  for (const DimSlice& s : slices) dims.push_back(s.length);
+  for (const DimSlice& s : slices) extras.push_back(s.start);
+  for (const DimSlice& s : slices) extras.push_back(s.step);
+  return shape_function_result(dims, valid, args, extras);
 }
 
 std::vector<te::Tensor> strided_slice(const ComputeArgs& args) {

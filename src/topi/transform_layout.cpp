@@ -175,10 +175,7 @@ te::Tensor dyn_pad_dims(const ComputeArgs& args) {
     befores.push_back(before);
   }
   valid = tir::logical_and(valid, tir::eq(matched, tir::make_int(count)));
-  std::vector<PrimExpr> values;
-  for (const PrimExpr& dim : dims) values.push_back(tir::select(valid, dim, tir::make_int(-1)));
-  values.insert(values.end(), befores.begin(), befores.end());
-  return int64_vector(values, tensor_name(args) + "_dims");
+  return shape_function_result(dims, valid, args, befores);
 }
 
 // ---------------------------------------------------------------- einsum

@@ -350,6 +350,14 @@ te::Tensor int64_vector(const std::vector<PrimExpr>& values, const std::string& 
       [&](const std::vector<tir::Var>& i) { return pick(values, i[0]); }, name);
 }
 
+te::Tensor shape_function_result(const std::vector<PrimExpr>& dims, const PrimExpr& valid,
+                                 const ComputeArgs& args, const std::vector<PrimExpr>& extras) {
+  std::vector<PrimExpr> values;
+  for (const PrimExpr& dim : dims) values.push_back(tir::select(valid, dim, tir::make_int(-1)));
+  values.insert(values.end(), extras.begin(), extras.end());
+  return int64_vector(values, tensor_name(args) + "_dims");
+}
+
 size_t output_rank(const ComputeArgs& args) {
   const auto* type = ir::as<ir::TensorTypeNode>(args.out_type);
   ANVIL_ICHECK(type && type->shape, args.op_name(), ": output of unknown rank");

@@ -47,6 +47,10 @@ std::vector<PrimExpr> kept_dims(const std::vector<PrimExpr>& dims,
                                 const std::vector<PrimExpr>& dropped, size_t out_rank);
 // The int64 vector of `values`, as a shape function writes its sizes.
 te::Tensor int64_vector(const std::vector<PrimExpr>& values, const std::string& name);
+// What a shape function writes: the output dims, or -1 for each when `valid` is false (an
+// operand the op rejects; the VM then refuses to allocate), then the extras.
+te::Tensor shape_function_result(const std::vector<PrimExpr>& dims, const PrimExpr& valid,
+                                 const ComputeArgs& args, const std::vector<PrimExpr>& extras = {});
 // The rank of the call's (single) output, and of its first argument; both must be known.
 size_t output_rank(const ComputeArgs& args);
 size_t data_rank(const ir::CallNode& call);

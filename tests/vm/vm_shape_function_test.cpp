@@ -9,6 +9,7 @@
 #include <tuple>
 #include <vector>
 
+#include "anvil/driver/build.h"
 #include "anvil/driver/vm_build.h"
 #include "anvil/ir/infer_type.h"
 #include "anvil/ir/parser.h"
@@ -218,6 +219,55 @@ def @main(%x: Tensor[(3, 4), float32], %pads: Tensor[(4), int64], %v: Tensor[(),
                                std::string(mode) + " pads " + std::to_string(p.pads[0]) + "," +
                                    std::to_string(p.pads[1]));
   }
+}
+
+// A running sum along an axis given at run time (counted from either end), inclusive or not,
+// forward or reversed; the type is static, so only the VM's shape function knows the axis.
+TEST(DynamicScan, CumsumAlongARunTimeAxis) {
+  for (const char* flags :
+       {"", ", exclusive=True", ", reverse=True", ", exclusive=True, reverse=True"}) {
+    std::string text = std::string(R"(
+def @main(%x: Tensor[(3, 4, 2), float32], %axis: Tensor[(), int64]) {
+  dyn.cumsum(%x, %axis)") +
+                       flags + ")\n}\n";
+    ir::IRModule mod = parse(text);
+    VirtualMachine vm = build_compiled(mod, text).create_vm();
+    Tensor x = pseudo_random({3, 4, 2}, DataType::float32(), 8);
+    for (int64_t axis : {0, 1, 2, -1, -3})
+      expect_matches_reference(vm, mod, {x, scalar(double(axis), DataType::int64())},
+                               text + " axis " + std::to_string(axis));
+  }
+}
+
+// An op with a shape function runs on the VM even where its type is static: only the VM binds
+// the sizes its shape function writes.
+TEST(DynamicScan, PickExecutorChoosesTheVm) {
+  ir::IRModule scan = parse(R"(
+def @main(%x: Tensor[(3, 4), float32], %axis: Tensor[(), int64]) { dyn.cumsum(%x, %axis) }
+)");
+  EXPECT_EQ(driver::pick_executor(scan, {}, {}), "vm");
+  ir::IRModule plain = parse(R"(
+def @main(%x: Tensor[(3, 4), float32]) { cumsum(%x, axis=1) }
+)");
+  EXPECT_EQ(driver::pick_executor(plain, {}, {}), "graph");
+}
+
+// One-hot vectors of a depth given at run time, negative indices counted from the depth.
+TEST(DynamicOneHot, DepthChosenAtRunTime) {
+  ir::IRModule mod = parse(R"(
+def @main(%i: Tensor[(2, 3), int64], %on: Tensor[(), float32], %off: Tensor[(), float32],
+          %depth: Tensor[(), int64]) {
+  dyn.one_hot(%i, %on, %off, %depth, axis=1)
+}
+)");
+  VirtualMachine vm = build_compiled(mod, "one_hot").create_vm();
+  Tensor indices = testing::filled({2, 3}, DataType::int64(), {0, 2, -1, 4, 1, -3});
+  for (int64_t depth : {5, 3, 8, 1})
+    expect_matches_reference(
+        vm, mod,
+        {indices, scalar(1.5, DataType::float32()), scalar(-1, DataType::float32()),
+         scalar(double(depth), DataType::int64())},
+        "depth " + std::to_string(depth));
 }
 
 // Parts whose extent along the axis is a size variable, one of them empty in some runs.
