@@ -197,22 +197,22 @@ class VmCompiler {
       program_.main.params.push_back(
           InputInfo{param->name, dims_of(*tensor, "input '" + param->name + "'"), tensor->dtype});
       env[param.get()] = RegValue{new_reg(), {}, false};
-      reg_dims_[env[param.get()].reg] = *tensor->shape;
       // Size variables, in order of first appearance; a bare one binds from this input.
       for (const ir::Dim& dim : *tensor->shape)
         for (const std::string& name : dim.free_vars())
           if (size_vars_.emplace(name, int64_t(program_.main.size_vars.size())).second)
             program_.main.size_vars.push_back(name);
     }
+    // An unknown dim (?) of an input is named by a fresh size variable that the input binds,
+    // so that the groups reading it compile; the names are taken once every input's own
+    // variables are known.
     for (size_t i = 0; i < main->params.size(); ++i) {
       const auto* tensor = ir::as<ir::TensorTypeNode>(type_of(main->params[i]));
+      std::vector<ir::Dim> named = name_unknown_dims(*tensor->shape);
       std::vector<vm::DimProgram> dims;
-      for (const ir::Dim& dim : *tensor->shape) {
-        std::optional<vm::DimProgram> program = dim_program(dim, size_vars_);
-        // An unknown dim (?) of an input is checked by nothing: it binds no variable.
-        dims.push_back(program ? *program : vm::DimProgram(-1));
-      }
+      for (const ir::Dim& dim : named) dims.push_back(*dim_program(dim, size_vars_));
       program_.main.param_dims.push_back(std::move(dims));
+      reg_dims_[env.at(main->params[i].get()).reg] = std::move(named);
     }
     RegValue result = compile_region(main->body, env);
     emit(instruction(Opcode::Ret, result.flat()));
@@ -377,6 +377,13 @@ class VmCompiler {
     RegValue else_value = compile_region(site.node->else_branch, inner);
     emit(instruction(Opcode::Move, else_value.flat(), result.flat()));
     program_.main.instructions[jump].true_target = int32_t(pc());
+    // Where the branches join, the result's unknown dims (branches may differ in them) are
+    // named, so that the groups reading it compile.
+    std::vector<const ir::TensorTypeNode*> leaves;
+    flatten_type(site.node->checked_type, leaves);
+    std::vector<RegIndex> regs = result.flat();
+    for (size_t i = 0; i < regs.size() && i < leaves.size(); ++i)
+      match_unknown_dims(regs[i], *leaves[i]);
     current_params_ = saved_params;
     current_fields_ = saved_fields;
     current_values_ = saved_values;

@@ -35,14 +35,30 @@ std::vector<te::Tensor> take(const ComputeArgs& args) {
   const te::Tensor& indices = args.inputs[1];
   std::string mode = attrs.mode;
   if (!attrs.axis) {
-    // Into the flattened data (whose shape must be static).
-    std::vector<int64_t> in_shape = static_shape(data);
-    int64_t count = 1;
-    for (int64_t d : in_shape) count *= d;
+    // Into the flattened data; any dim of the data or the indices may be a size variable.
+    const std::vector<PrimExpr>& in_shape = data.shape();
+    std::optional<std::vector<int64_t>> known = std::vector<int64_t>();
+    for (const PrimExpr& d : in_shape) {
+      std::optional<int64_t> value = tir::as_const_int(d);
+      if (!value) {
+        known.reset();
+        break;
+      }
+      known->push_back(*value);
+    }
+    PrimExpr count = tir::make_int(1);
+    if (known) {
+      int64_t elements = 1;
+      for (int64_t d : *known) elements *= d;
+      count = tir::make_int(elements);
+    } else {
+      for (const PrimExpr& d : in_shape) count = count * d;
+    }
     return {gather_compute(
-        data, static_out_shape(args),
+        data, args.out_shape(),
         [=](const std::vector<PrimExpr>& out) {
-          return unravel(resolve_index(indices.at(out), count, mode), in_shape);
+          PrimExpr flat = resolve_index(indices.at(out), count, mode);
+          return known ? unravel(flat, *known) : unravel(flat, in_shape);
         },
         tensor_name(args))};
   }
@@ -72,11 +88,10 @@ std::vector<te::Tensor> take(const ComputeArgs& args) {
 std::vector<te::Tensor> gather(const ComputeArgs& args) {
   const te::Tensor& data = args.inputs[0];
   const te::Tensor& indices = args.inputs[1];
-  std::vector<int64_t> in_shape = static_shape(data);
-  size_t axis = size_t(wrap_axis(args.attrs_as<ir::GatherAttrs>().axis, int64_t(in_shape.size())));
-  int64_t dim = in_shape[axis];
+  size_t axis = size_t(wrap_axis(args.attrs_as<ir::GatherAttrs>().axis, int64_t(data.ndim())));
+  PrimExpr dim = data.shape()[axis];  // any dim may be a size variable
   return {gather_compute(
-      data, static_out_shape(args),
+      data, args.out_shape(),
       [=](std::vector<PrimExpr> out) {
         out[axis] = resolve_index(indices.at(out), dim, "fast");
         return out;

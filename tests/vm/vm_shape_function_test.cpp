@@ -358,5 +358,29 @@ def @main(%x: Tensor[(6), float32]) {
                              "nonzero count " + std::to_string(values[0]));
 }
 
+// An input's unknown dim (?) is named by a size variable the input binds, and so is the
+// result of an If whose branches give different sizes, where the branches join: the groups
+// reading them compile.
+TEST(MatchShape, GroupsAfterAnIfWhoseBranchesDifferCompile) {
+  ir::IRModule mod = parse(R"(
+def @main(%c: bool, %x: Tensor[(?), float32], %y: Tensor[(?), float32]) {
+  %0 = if (%c) { %x } else { %y };
+  exp(%0)
+}
+)");
+  driver::VmModule built = driver::build_vm(mod, {});
+  std::string code = built.print_bytecode();
+  EXPECT_TRUE(built.executable()->runtime_funcs.empty()) << code;
+  EXPECT_NE(code.find("match_shape"), std::string::npos) << code;
+  VirtualMachine vm = built.create_vm();
+  Tensor x = pseudo_random({4}, DataType::float32(), 1),
+         y = pseudo_random({6}, DataType::float32(), 2);
+  for (bool c : {true, false, true}) {
+    Tensor cond = Tensor::empty({}, DataType::boolean());
+    cond.set_from_double(0, c ? 1 : 0);
+    expect_matches_reference(vm, mod, {cond, x, y}, c ? "then" : "else");
+  }
+}
+
 }  // namespace
 }  // namespace anvil
