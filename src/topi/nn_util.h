@@ -208,6 +208,11 @@ inline PrimExpr and_also(const PrimExpr& a, PrimExpr b) {
   return a ? tir::logical_and(a, std::move(b)) : b;
 }
 
+// a || b, where a may be null (no condition yet).
+inline PrimExpr or_else(const PrimExpr& a, PrimExpr b) {
+  return a ? tir::logical_or(a, std::move(b)) : b;
+}
+
 // data (stored in `layout`) padded on the named primal spatial axes by before[i] / after[i]
 // with `value`: a separate stage (TVM's pad_temp) that the default schedule inlines. data
 // itself when there is no padding.

@@ -5,6 +5,7 @@
 // interpreter is the oracle, and no group may fall back to it.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -219,6 +220,80 @@ def @main(%x: Tensor[(3, 4), float32], %pads: Tensor[(4), int64], %v: Tensor[(),
                                std::string(mode) + " pads " + std::to_string(p.pads[0]) + "," +
                                    std::to_string(p.pads[1]));
   }
+}
+
+Tensor floats(const std::vector<double>& values) {
+  Tensor t = Tensor::empty({int64_t(values.size())}, DataType::float32());
+  for (size_t i = 0; i < values.size(); ++i) t.set_from_double(int64_t(i), values[i]);
+  return t;
+}
+
+// ONNX Resize with its scales (or sizes) and roi given at run time, over the grid of filters,
+// coordinate transforms and antialiasing, on a batch of symbolic size: one executable per
+// variant runs upsamples, downsamples, mixed and unit scales, each axis differently.
+TEST(DynamicResize, ScalesChosenAtRunTime) {
+  const char* modes[] = {"half_pixel",    "half_pixel_symmetric", "pytorch_half_pixel",
+                         "align_corners", "asymmetric",           "tf_crop_and_resize"};
+  const std::vector<std::vector<double>> scale_sets = {
+      {2.0, 1.5}, {0.5, 0.6}, {1.0, 1.0}, {0.3, 2.5}, {1.7, 0.25}};
+  for (const char* method : {"nearest_neighbor", "linear", "cubic"})
+    for (const char* mode : modes)
+      for (const char* extra : {"", ", antialias=True", ", cubic_exclude=1"}) {
+        if (std::string(method) == "nearest_neighbor" && std::string(extra).size() > 0) continue;
+        std::string text = std::string(R"(
+def @main(%x: Tensor[(n, 2, 5, 7), float32], %roi: Tensor[(4), float32],
+          %s: Tensor[(2), float32]) {
+  dyn.image.resize(%x, %roi, %s, target="scales", axes=[3, 2], method=")") +
+                           method + "\", coordinate_transformation_mode=\"" + mode +
+                           "\", extrapolation_value=-3.5" + extra + ")\n}\n";
+        ir::IRModule mod = parse(text);
+        VirtualMachine vm = build_compiled(mod, text).create_vm();
+        int64_t batch = 1;
+        for (const std::vector<double>& scales : scale_sets) {
+          Tensor x = pseudo_random({batch, 2, 5, 7}, DataType::float32(), int(batch));
+          expect_matches_reference(
+              vm, mod, {x, floats({0.1, -0.2, 0.8, 1.3}), floats(scales)},
+              text + " scales " + std::to_string(scales[0]) + "," + std::to_string(scales[1]));
+          batch = batch % 3 + 1;
+        }
+      }
+}
+
+// Sizes given at run time, stretched or fitted with one scale (not_larger, not_smaller).
+TEST(DynamicResize, SizesAndAspectPolicies) {
+  for (const char* policy : {"stretch", "not_larger", "not_smaller"})
+    for (const char* method : {"nearest_neighbor", "linear"}) {
+      std::string text = std::string(R"(
+def @main(%x: Tensor[(2, 6, 4), float32], %roi: Tensor[(0), float32], %s: Tensor[(2), int64]) {
+  dyn.image.resize(%x, %roi, %s, target="sizes", axes=[1, -1], keep_aspect_ratio_policy=")") +
+                         policy + "\", method=\"" + method + "\", antialias=True)\n}\n";
+      ir::IRModule mod = parse(text);
+      VirtualMachine vm = build_compiled(mod, text).create_vm();
+      Tensor x = pseudo_random({2, 6, 4}, DataType::float32(), 3);
+      for (auto sizes : {std::vector<int64_t>{12, 3}, {2, 9}, {6, 4}, {1, 1}, {0, 5}})
+        expect_matches_reference(
+            vm, mod, {x, floats({}), ints(sizes)},
+            text + " sizes " + std::to_string(sizes[0]) + "," + std::to_string(sizes[1]));
+    }
+}
+
+// Scales that give no size (negative, not a number, infinite): the shape function rejects
+// them, and the executable runs again afterwards.
+TEST(DynamicResize, InvalidScalesAreErrors) {
+  ir::IRModule mod = parse(R"(
+def @main(%x: Tensor[(1, 1, 4, 4), float32], %roi: Tensor[(0), float32], %s: Tensor[(4), float32]) {
+  dyn.image.resize(%x, %roi, %s, target="scales", antialias=True)
+}
+)");
+  VirtualMachine vm = build_compiled(mod, "resize").create_vm();
+  Tensor x = pseudo_random({1, 1, 4, 4}, DataType::float32(), 6);
+  for (auto bad : {std::vector<double>{1, 1, -1, 1}, {1, 1, NAN, 2}, {1, 1, INFINITY, 1}}) {
+    vm.set_input(0, x);
+    vm.set_input(1, floats({}));
+    vm.set_input(2, floats(bad));
+    EXPECT_NE(error_of([&] { vm.run(); }).find("= -1"), std::string::npos) << bad[2];
+  }
+  expect_matches_reference(vm, mod, {x, floats({}), floats({1, 1, 0.5, 2})}, "after the errors");
 }
 
 // A running sum along an axis given at run time (counted from either end), inclusive or not,

@@ -326,7 +326,7 @@ void register_nn_image_ops(OpTable& table) {
       .inputs({"data", "roi", "target"})
       .attrs<DynResizeAttrs>()
       .type_relation(dyn_resize_relation)
-      .fusion_pattern(OpPattern::Injective);
+      .fusion_pattern(OpPattern::Opaque);
   table.add("image.grid_sample")
       .describe(
           "samples data at the normalized points of grid, (N, 2, H, W) holding x then y (or 3-D), "
