@@ -296,6 +296,31 @@ def @main(%x: Tensor[(1, 1, 4, 4), float32], %roi: Tensor[(0), float32], %s: Ten
   expect_matches_reference(vm, mod, {x, floats({}), floats({1, 1, 0.5, 2})}, "after the errors");
 }
 
+// TopK with k given at run time, from nothing to the whole axis, largest or smallest, along
+// either axis of a batch of symbolic size; values, indices or both. k beyond the axis or
+// below 0 is an error.
+TEST(DynamicTopK, KChosenAtRunTime) {
+  for (const char* flags : {"axis=1", "axis=0, is_ascend=True", "axis=-1, ret_type=\"indices\"",
+                            "axis=1, ret_type=\"values\", is_ascend=True"}) {
+    std::string text = std::string(R"(
+def @main(%x: Tensor[(n, 6), float32], %k: Tensor[(1), int64]) { dyn.topk(%x, %k, )") +
+                       flags + ")\n}\n";
+    ir::IRModule mod = parse(text);
+    VirtualMachine vm = build_compiled(mod, text).create_vm();
+    for (auto [n, k] : {std::pair{3, 2}, {4, 0}, {5, 1}, {2, 2}, {6, 3}}) {
+      Tensor x = pseudo_random({n, 6}, DataType::float32(), n);
+      if (std::string(flags).find("axis=0") == std::string::npos && k == 2) k = 6;
+      expect_matches_reference(vm, mod, {x, ints({k})},
+                               text + " n " + std::to_string(n) + " k " + std::to_string(k));
+    }
+    for (int64_t bad : {-1, 7}) {
+      vm.set_input(0, pseudo_random({6, 6}, DataType::float32(), 1));
+      vm.set_input(1, ints({bad}));
+      EXPECT_NE(error_of([&] { vm.run(); }).find("finds -1"), std::string::npos) << text << bad;
+    }
+  }
+}
+
 // A running sum along an axis given at run time (counted from either end), inclusive or not,
 // forward or reversed; the type is static, so only the VM's shape function knows the axis.
 TEST(DynamicScan, CumsumAlongARunTimeAxis) {
