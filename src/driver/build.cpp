@@ -3,6 +3,8 @@
 #include "anvil/driver/build.h"
 
 #include <chrono>
+#include <set>
+#include <string>
 
 #include "anvil/codegen/c.h"
 #include "anvil/codegen/llvm.h"
@@ -12,6 +14,7 @@
 #include "anvil/ir/printer.h"
 #include "anvil/support/error.h"
 #include "anvil/tir/printer.h"
+#include "anvil/topi/topi.h"
 #include "anvil/transform/passes.h"
 #include "driver/compile_kernels.h"
 #include "driver/export.h"
@@ -85,6 +88,23 @@ int count_kernel_calls(const ir::Function& main) {
   return calls;
 }
 
+// The graph executor allocates every tensor from its static type, so an op whose output dims
+// only its shape function computes (at run time) cannot run on it; named all at once.
+void reject_run_time_shapes(const ir::Function& main) {
+  std::set<std::string> ops;
+  ir::post_order_visit(main->body, [&](const ir::Expr& e) {
+    const auto* call = ir::as<ir::CallNode>(e);
+    const ir::OpNode* op = call ? call->op() : nullptr;
+    if (op && topi::find_shape_compute(op->name)) ops.insert(op->name);
+  });
+  if (ops.empty()) return;
+  std::string list;
+  for (const std::string& op : ops) list += (list.empty() ? "" : ", ") + op;
+  throw_error("build: operator", ops.size() > 1 ? "s " : " ", list, " compute",
+              ops.size() > 1 ? "" : "s",
+              " output dims at run time, which only the VM executor does");
+}
+
 }  // namespace
 
 void BuiltModule::export_library(const std::string& path, const std::string& compiler) const {
@@ -104,6 +124,7 @@ BuiltModule build(const ir::IRModule& mod,
   BuildStart begun = start_build(mod, params, options);
   const codegen::Target& target = begun.target;
   ir::IRModule fused = optimize(begun.bound, options.pass_context, begun.vector_bits / 32);
+  reject_run_time_shapes(fused.get_function("main"));
 
   PhaseTimes times;
   Clock::time_point start = Clock::now();

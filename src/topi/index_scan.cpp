@@ -1,7 +1,9 @@
-// Computes of the running scans (cumsum, cumprod, dyn.cumsum) and col2im, each written as a
-// reduction per output element with a condition picking its inputs: the scan axis up to the element
-// (quadratic in the axis length, fine for the short axes these ops see in models), and the
-// block offsets whose sliding block covers the image position.
+// Computes of the running scans (cumsum, cumprod, dyn.cumsum), nonzero and col2im. The scans
+// and col2im are a reduction per output element with a condition picking its inputs: the
+// scan axis up to the element (quadratic in the axis length, fine for the short axes these
+// ops see in models), and the block offsets whose sliding block covers the image position.
+// nonzero finds each output element by a binary search in a running count of the nonzero
+// elements, which is blocked so that it stays near linear in the data's size.
 #include <optional>
 
 #include "anvil/ir/attrs/transform.h"
@@ -59,6 +61,123 @@ te::Tensor dyn_scan_dims(const ComputeArgs& args) {
   axis = tir::select(axis < tir::make_int(0), axis + tir::make_int(rank), axis);
   PrimExpr valid = tir::logical_and(tir::make_int(0) <= axis, axis < tir::make_int(rank));
   return shape_function_result(data.shape(), valid, args, {axis, pick(data.shape(), axis)});
+}
+
+// ---------------------------------------------------------------- nonzero
+
+// Elements counted per block when finding the nonzero ones: the running count costs one
+// block per element plus the square of the number of blocks.
+constexpr int64_t kCountBlock = 128;
+
+// Whether the element at flat position `flat` of data is nonzero (NaN is).
+PrimExpr nonzero_at(const te::Tensor& data, const PrimExpr& flat) {
+  PrimExpr x = data.at(unravel(flat, data.shape()));
+  return tir::ne(x, tir::make_const(x.dtype(), 0));
+}
+
+PrimExpr element_count(const te::Tensor& data) {
+  PrimExpr n = tir::make_int(1);
+  for (const PrimExpr& dim : data.shape()) n = n * dim;
+  return n;
+}
+
+// How many elements of data are nonzero, as a one-element tensor.
+te::Tensor nonzero_count(const te::Tensor& data, const std::string& name) {
+  const PrimExpr n = element_count(data);
+  return te::compute(
+      {tir::make_int(1)},
+      [&](const std::vector<tir::Var>&) {
+        tir::IterVar i = te::reduce_axis(n, "i");
+        return tir::sum(tir::make_int(1), {i}, nonzero_at(data, i.var));
+      },
+      name + "_count");
+}
+
+// The inclusive running count of nonzero elements over the flattened data: each block's
+// count, the counts of the blocks before it, then the elements before within the block. A
+// read that the condition leaves out is clamped into the data.
+te::Tensor running_nonzero_count(const te::Tensor& data, const std::string& name) {
+  const PrimExpr n = element_count(data);
+  const PrimExpr block = tir::make_int(kCountBlock);
+  const PrimExpr blocks = tir::floordiv(n + (kCountBlock - 1), block);
+  te::Tensor per_block = te::compute(
+      {blocks},
+      [&](const std::vector<tir::Var>& b) {
+        tir::IterVar t = te::reduce_axis(block, "t");
+        PrimExpr flat = b[0] * block + t.var;
+        PrimExpr in_data = flat < n;
+        return tir::sum(tir::make_int(1), {t},
+                        tir::logical_and(in_data, nonzero_at(data, tir::min(flat, n - 1))));
+      },
+      name + "_block_count");
+  te::Tensor blocks_before = te::compute(
+      {blocks},
+      [&](const std::vector<tir::Var>& b) {
+        tir::IterVar c = te::reduce_axis(blocks, "c");
+        return tir::sum(per_block.at({c.var}), {c}, c.var < b[0]);
+      },
+      name + "_blocks_before");
+  te::Tensor within = te::compute(
+      {n},
+      [&](const std::vector<tir::Var>& i) {
+        tir::IterVar t = te::reduce_axis(block, "t");
+        PrimExpr start = i[0] - tir::floormod(i[0], block);
+        PrimExpr flat = start + t.var;
+        return tir::sum(tir::make_int(1), {t},
+                        tir::logical_and(flat <= i[0], nonzero_at(data, tir::min(flat, i[0]))));
+      },
+      name + "_within_block");
+  return te::compute(
+      {n},
+      [&](const std::vector<tir::Var>& i) {
+        return within.at({i[0]}) + blocks_before.at({tir::floordiv(i[0], block)});
+      },
+      name + "_running_count");
+}
+
+// The first position p of the nondecreasing vector `values` (of `length` elements) whose
+// value is at least `target`, by a binary search over the bits of p from the highest:
+// `bits` of them (enough for length), one let per bit.
+PrimExpr lower_bound(const te::Tensor& values, const PrimExpr& length, const PrimExpr& target,
+                     int bits) {
+  std::vector<tir::Var> steps;
+  std::vector<PrimExpr> definitions;
+  PrimExpr position = tir::make_int(0);
+  for (int bit = bits - 1; bit >= 0; --bit) {
+    PrimExpr candidate = position + tir::make_int(int64_t(1) << bit);
+    PrimExpr below = values.at({tir::min(candidate, length) - 1}) < target;
+    steps.push_back(tir::VarNode::make("p" + std::to_string(bit), tir::kIndexType));
+    definitions.push_back(
+        tir::select(tir::logical_and(candidate <= length, below), candidate, position));
+    position = steps.back();
+  }
+  for (size_t k = steps.size(); k-- > 0;) position = tir::let(steps[k], definitions[k], position);
+  return position;
+}
+
+// nonzero: output (rank, count); column h holds the coordinates of the h-th nonzero element,
+// found in the running count. count is the output's dim, which the shape function wrote.
+std::vector<te::Tensor> nonzero(const ComputeArgs& args) {
+  const te::Tensor& data = args.inputs[0];
+  const std::string name = tensor_name(args);
+  const PrimExpr n = element_count(data);
+  te::Tensor running = running_nonzero_count(data, name);
+  int bits = 48;  // 2^48 elements is beyond any tensor a symbolic dim stands for
+  if (std::optional<int64_t> size = tir::as_const_int(n))
+    for (bits = 1; (int64_t(1) << bits) <= *size; ++bits) {
+    }
+  const std::vector<PrimExpr> shape = data.shape();
+  return {map_output(args, 0, [=](const std::vector<PrimExpr>& out) {
+    PrimExpr flat = lower_bound(running, n, out[1] + 1, bits);
+    return pick(unravel(flat, shape), out[0]);
+  })};
+}
+
+te::Tensor nonzero_dims(const ComputeArgs& args) {
+  const te::Tensor& data = args.inputs[0];
+  te::Tensor count = nonzero_count(data, tensor_name(args));
+  return int64_vector({tir::make_int(int64_t(data.ndim())), count.at({tir::make_int(0)})},
+                      tensor_name(args) + "_dims");
 }
 
 int64_t attr_or(const std::vector<int64_t>& values, size_t i, int64_t fallback) {
@@ -123,6 +242,8 @@ void register_index_scan_computes() {
   register_shape_compute(
       "dyn.cumsum", ShapeCompute{dyn_scan_dims, [](const ir::CallNode&) { return size_t(2); }});
   register_compute("col2im", col2im);
+  register_compute("nonzero", nonzero);
+  register_shape_compute("nonzero", ShapeCompute{nonzero_dims, nullptr});
 }
 
 }  // namespace anvil::topi::transform

@@ -434,28 +434,51 @@ def @main(%x: Tensor[(1, 3), float32], %s: Tensor[(1), int64]) { dyn.squeeze(%x,
   EXPECT_NE(error_of([&] { svm.run(); }).find("= -1"), std::string::npos);
 }
 
-// A data-dependent result (nonzero, evaluated by a runtime function) gets its unknown dim named
-// by match_shape, so the groups that read it compile over that size variable.
-TEST(MatchShape, GroupsAfterADataDependentResultCompile) {
-  ir::IRModule mod = parse(R"(
-def @main(%x: Tensor[(6), float32]) {
-  %0 = nonzero(%x);
-  %1 = cast(%0, dtype="float32");
-  exp(%1)
+// A tensor of shape with every `stride`-th element (from `first`) set to a nonzero value
+// (NaN for floats where `nan`), the rest 0.
+Tensor sparse(const std::vector<int64_t>& shape, DataType dtype, int64_t first, int64_t stride,
+              bool nan = false) {
+  Tensor t = Tensor::empty(shape, dtype);
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    bool set = stride > 0 && i >= first && (i - first) % stride == 0;
+    t.set_from_double(i, !set ? 0.0 : nan && i % 2 == 0 ? NAN : double(i % 7 + 1));
+  }
+  return t;
 }
-)");
-  driver::VmModule built = driver::build_vm(mod, {});
-  std::string code = built.print_bytecode();
-  EXPECT_NE(code.find("match_shape"), std::string::npos) << code;
-  EXPECT_EQ(built.executable()->runtime_funcs.size(), 1u) << code;  // nonzero alone
-  EXPECT_NE(code.find("invoke_kernel fused_cast_exp"), std::string::npos) << code;
-  VirtualMachine vm = built.create_vm();
-  for (auto values : {std::vector<double>{0, 1, 0, 2, 3, 0},
-                      {1, 1, 1, 1, 1, 1},
-                      {0, 0, 0, 0, 0, 0},
-                      {0, 0, 5, 0, 0, 0}})
-    expect_matches_reference(vm, mod, {testing::filled({6}, DataType::float32(), values)},
-                             "nonzero count " + std::to_string(values[0]));
+
+// nonzero compiles (a shape function counts, the kernel finds each element in a running count)
+// over ranks, dtypes and symbolic dims, with none, one, some and every element nonzero, on
+// sizes that cross the count's blocks; the groups reading its result compile over the count.
+TEST(DynamicNonzero, EveryDensityAndShape) {
+  struct Case {
+    const char* type;
+    std::vector<int64_t> shape;
+    DataType dtype;
+  };
+  const Case cases[] = {{"(6)", {6}, DataType::float32()},
+                        {"(n, 3)", {5, 3}, DataType::int32()},
+                        {"(2, m, 3)", {2, 150, 3}, DataType::float32()},
+                        {"(300)", {300}, DataType::boolean()},
+                        {"(2, 2, 2, 3)", {2, 2, 2, 3}, DataType::int64()}};
+  for (const Case& c : cases) {
+    std::string text = "def @main(%x: Tensor[" + std::string(c.type) + ", " + c.dtype.to_string() +
+                       "]) {\n  %0 = nonzero(%x);\n  sqrt(cast(%0, dtype=\"float32\"))\n}\n";
+    ir::IRModule mod = parse(text);
+    VirtualMachine vm = build_compiled(mod, text).create_vm();
+    const int64_t n = Tensor::empty(c.shape, c.dtype).numel();
+    for (auto [first, stride] : {std::pair<int64_t, int64_t>{0, 0},
+                                 {0, 1},
+                                 {n - 1, 1},
+                                 {3, 7},
+                                 {1, 2},
+                                 {129, 128},
+                                 {0, 127}}) {
+      bool nan = c.dtype == DataType::float32();
+      expect_matches_reference(
+          vm, mod, {sparse(c.shape, c.dtype, first, stride, nan)},
+          text + " first " + std::to_string(first) + " stride " + std::to_string(stride));
+    }
+  }
 }
 
 // An input's unknown dim (?) is named by a size variable the input binds, and so is the

@@ -184,19 +184,23 @@ def @main(%c: bool, %x: Tensor[(4), float32]) {
 }
 )");
   // Hand-derived: the If is emitted when nonzero reads it; the then branch is a compiled
-  // kernel writing fresh storage, the else branch moves the input; nonzero has no compute and
-  // runs as a runtime function, whose result's unknown dim is then named (match_shape).
+  // kernel writing fresh storage, the else branch moves the input; nonzero's shape function
+  // counts the nonzero elements, load_shape names that count d0, and nonzero's kernel writes
+  // an output allocated over it.
   EXPECT_EQ(driver::build_vm(mod, {}).print_bytecode(),
-            "def @main(%c: Tensor[(), bool], %x: Tensor[(4), float32]) {  // 5 registers\n"
+            "def @main(%c: Tensor[(), bool], %x: Tensor[(4), float32]) {  // 6 registers\n"
             "  0: if r0 then 1 else 5\n"
             "  1: r3 = alloc_tensor Tensor[(4), float32]\n"
             "  2: invoke_kernel fused_exp(r1) -> (r3)\n"
             "  3: r2 = move r3\n"
             "  4: goto 6\n"
             "  5: r2 = move r1\n"
-            "  6: r4 = invoke_packed fused_nonzero(r2)\n"
-            "  7: match_shape r4 (1, d0)\n"
-            "  8: ret r4\n"
+            "  6: r4 = alloc_tensor Tensor[(2), int64]\n"
+            "  7: invoke_kernel shape_nonzero(r2) -> (r4)\n"
+            "  8: load_shape r4 (1, d0)\n"
+            "  9: r5 = alloc_tensor Tensor[(1, d0), int64]\n"
+            "  10: invoke_kernel fused_nonzero(r2) -> (r5)\n"
+            "  11: ret r5\n"
             "}\n");
 }
 
