@@ -3,6 +3,7 @@
 // per compute one loop nest (spatial loops, then reduction loops) around a
 // block named after the tensor.
 #include <functional>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_set>
@@ -127,6 +128,7 @@ Stmt make_loop_nest(const TensorNode& tensor, const std::string& block_name) {
     axis_to_block_var[axis.var.get()] = block_var;
   };
   for (const IterVar& axis : tensor.axis) add_axis(axis, tir::IterKind::Spatial);
+  PrimExpr step_exists;  // over block vars: false on the steps added to empty reductions
   if (reduce) {
     std::unordered_set<const tir::VarNode*> axis_vars;
     for (const IterVar& axis : tensor.axis) axis_vars.insert(axis.var.get());
@@ -137,7 +139,21 @@ Stmt make_loop_nest(const TensorNode& tensor, const std::string& block_name) {
                     "' depends on another axis");
       if (axis_to_block_var.count(axis.var.get()))
         throw_error("compute '", tensor.name, "' reduces over axis '", axis.var->name, "' twice");
-      add_axis(axis, tir::IterKind::Reduce);
+      // A reduction with no steps must still write its identity, and the init runs at the
+      // first step: an extent that may be 0 runs at least one step, which is skipped.
+      std::optional<int64_t> extent = tir::as_const_int(axis.dom.extent);
+      if (extent && *extent >= 1) {
+        add_axis(axis, tir::IterKind::Reduce);
+      } else {
+        PrimExpr at_least_one =
+            tir::max(axis.dom.extent, tir::make_int(1, axis.dom.extent.dtype()));
+        add_axis(IterVar{axis.var, Range{axis.dom.min, at_least_one}, axis.kind},
+                 tir::IterKind::Reduce);
+        const tir::Var& v = block_vars.back().var;
+        step_exists = step_exists
+                          ? tir::logical_and(step_exists, v < axis.dom.min + axis.dom.extent)
+                          : v < axis.dom.min + axis.dom.extent;
+      }
       axis_vars.insert(axis.var.get());
     }
   }
@@ -155,6 +171,7 @@ Stmt make_loop_nest(const TensorNode& tensor, const std::string& block_name) {
     body = tir::store(out, tir::reduce_combine(reduce->combiner, tir::load(out, out_index), source),
                       out_index);
     if (condition && !tir::is_one(condition)) body = tir::IfThenElseNode::make(condition, body);
+    if (step_exists) body = tir::IfThenElseNode::make(step_exists, body);
     init = tir::store(out, tir::reduce_identity(reduce->combiner, tensor.dtype), out_index);
     read_exprs = {source, condition};
   } else {

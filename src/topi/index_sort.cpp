@@ -1,12 +1,15 @@
-// Computes of the ordering ops: sort, argsort and topk. TE has no sorting primitive, so each
-// element's place in the sorted line is counted instead: rank[i] is the number of elements j
+// Computes of the ordering ops: sort, argsort, topk and unique. TE has no sorting primitive, so
+// each element's place in the sorted line is counted instead: rank[i] is the number of elements j
 // of its line that sort before it, and output position p takes the element whose rank is p.
 // Both steps are reductions along the axis (quadratic in its length, fine for the short axes
 // these ops see in models). dyn.topk takes k at run time: its shape function writes it as the
 // output's dim along the axis. The order is the reference's stable sort: NaN above every
 // number, equal elements (all NaNs alike) in index order, descending order the reverse
 // comparison with the same index tie-break.
+#include <optional>
+
 #include "anvil/ir/attrs/transform.h"
+#include "topi/nn_util.h"
 #include "topi/topi_util.h"
 #include "topi/transform_util.h"
 
@@ -149,6 +152,151 @@ te::Tensor dyn_topk_dims(const ComputeArgs& args) {
       all, tir::logical_and(k >= tir::make_int(0), k <= data.shape()[axis]), args);
 }
 
+// ---------------------------------------------------------------- unique
+
+// unique compares slices: along the axis, slice j is every element with index j there, in
+// row-major order of the other dims; without an axis, each element of the flattened data is
+// a slice of one. Every relation between slices is counted, not sorted, as above:
+//   differs_at[j, k]  the first element where slices j and k differ (>= length if none),
+//   first[j]          the first slice equal to slice j,
+//   place[j]          how many distinct slices come before slice j in the output (by order
+//                     of first occurrence, or lexicographically when sorted);
+// slice j is distinct when first[j] = j, and the output's u-th slice is the distinct one with
+// place u. NaN equals NaN and sorts above every number, as in the reference.
+struct UniqueSlices {
+  te::Tensor data;
+  std::optional<size_t> axis;
+  PrimExpr count, length;  // the number of slices, and of elements in each
+  te::Tensor first, place;
+
+  // Element e of slice j.
+  PrimExpr element(const PrimExpr& j, const PrimExpr& e) const {
+    std::vector<PrimExpr> shape = data.shape();
+    if (!axis) return data.at(unravel(j, shape));
+    std::vector<PrimExpr> others = shape;
+    others.erase(others.begin() + std::ptrdiff_t(*axis));
+    std::vector<PrimExpr> index = unravel(e, others);
+    index.insert(index.begin() + std::ptrdiff_t(*axis), j);
+    return data.at(index);
+  }
+
+  PrimExpr is_distinct(const PrimExpr& j) const { return tir::eq(first.at({j}), j); }
+};
+
+PrimExpr differ(const PrimExpr& x, const PrimExpr& y) {
+  if (!is_float_like(x.dtype())) return tir::ne(x, y);
+  return tir::logical_not(tir::logical_or(tir::eq(x, y), tir::logical_and(is_nan(x), is_nan(y))));
+}
+
+UniqueSlices unique_slices(const te::Tensor& data, const ir::UniqueAttrs& attrs,
+                           const std::string& name) {
+  UniqueSlices u;
+  u.data = data;
+  std::vector<PrimExpr> shape = data.shape();
+  PrimExpr total = tir::make_int(1);
+  for (const PrimExpr& dim : shape) total = total * dim;
+  if (attrs.axis) {
+    u.axis = size_t(wrap_axis(*attrs.axis, int64_t(data.ndim())));
+    u.count = shape[*u.axis];
+    u.length = tir::make_int(1);
+    for (size_t d = 0; d < shape.size(); ++d)
+      if (d != *u.axis) u.length = u.length * shape[d];
+  } else {
+    u.count = total;
+    u.length = tir::make_int(1);
+  }
+  const UniqueSlices& slices = u;
+  te::Tensor differs_at = te::compute(
+      {u.count, u.count},
+      [&](const std::vector<tir::Var>& jk) {
+        tir::IterVar e = te::reduce_axis(slices.length, "e");
+        return tir::min_reduce(PrimExpr(e.var), {e},
+                               differ(slices.element(jk[0], e.var), slices.element(jk[1], e.var)));
+      },
+      name + "_differs_at");
+  u.first = te::compute(
+      {u.count},
+      [&](const std::vector<tir::Var>& j) {
+        tir::IterVar k = te::reduce_axis(slices.count, "k");
+        return tir::min_reduce(PrimExpr(k.var), {k}, differs_at.at({j[0], k.var}) >= slices.length);
+      },
+      name + "_first");
+  // Slice k sorts before slice j: at their first difference, k's element is the smaller.
+  auto sorts_before = [&](const PrimExpr& k, const PrimExpr& j) {
+    PrimExpr at = differs_at.at({k, j});
+    PrimExpr smaller = key_less(sort_key(slices.element(k, at)), sort_key(slices.element(j, at)));
+    return nn::if_then_else(at < slices.length, smaller, tir::const_false());
+  };
+  u.place = te::compute(
+      {u.count},
+      [&](const std::vector<tir::Var>& j) {
+        tir::IterVar k = te::reduce_axis(slices.count, "k");
+        PrimExpr before = attrs.sorted ? sorts_before(k.var, j[0]) : k.var < j[0];
+        return tir::sum(tir::make_int(1), {k}, tir::logical_and(slices.is_distinct(k.var), before));
+      },
+      name + "_place");
+  return u;
+}
+
+// The outputs: the distinct slices, the position of each's first occurrence, every slice's
+// place among them, and how often each occurs. The number of distinct slices is the outputs'
+// dim, which the shape function wrote.
+std::vector<te::Tensor> unique(const ComputeArgs& args) {
+  const auto& attrs = args.attrs_as<ir::UniqueAttrs>();
+  const std::string name = tensor_name(args);
+  const UniqueSlices u = unique_slices(args.inputs[0], attrs, name);
+  te::Tensor position = te::compute(
+      args.out_shape(1),
+      [&](const std::vector<tir::Var>& i) {
+        tir::IterVar j = te::reduce_axis(u.count, "j");
+        return tir::sum(PrimExpr(j.var), {j},
+                        tir::logical_and(u.is_distinct(j.var), tir::eq(u.place.at({j.var}), i[0])));
+      },
+      name + "_indices");
+  te::Tensor values = te::compute(
+      args.out_shape(0),
+      [&](const std::vector<tir::Var>& i) {
+        if (!u.axis) return u.data.at(unravel(position.at({i[0]}), u.data.shape()));
+        std::vector<PrimExpr> at = as_exprs(i);
+        at[*u.axis] = position.at({i[*u.axis]});
+        return u.data.at(at);
+      },
+      name + "_values");
+  te::Tensor inverse = te::compute(
+      args.out_shape(2),
+      [&](const std::vector<tir::Var>& j) { return u.place.at({u.first.at({j[0]})}); },
+      name + "_inverse");
+  te::Tensor counts = te::compute(
+      args.out_shape(3),
+      [&](const std::vector<tir::Var>& i) {
+        tir::IterVar j = te::reduce_axis(u.count, "j");
+        return tir::sum(tir::make_int(1), {j}, tir::eq(u.first.at({j.var}), position.at({i[0]})));
+      },
+      name + "_counts");
+  return {values, position, inverse, counts};
+}
+
+te::Tensor unique_dims(const ComputeArgs& args) {
+  const auto& attrs = args.attrs_as<ir::UniqueAttrs>();
+  const std::string name = tensor_name(args);
+  const UniqueSlices u = unique_slices(args.inputs[0], attrs, name);
+  te::Tensor distinct = te::compute(
+      {tir::make_int(1)},
+      [&](const std::vector<tir::Var>&) {
+        tir::IterVar j = te::reduce_axis(u.count, "j");
+        return tir::sum(tir::make_int(1), {j}, u.is_distinct(j.var));
+      },
+      name + "_distinct");
+  const PrimExpr n = distinct.at({tir::make_int(0)});
+  std::vector<PrimExpr> dims = {n};
+  if (u.axis) {
+    dims = u.data.shape();
+    dims[*u.axis] = n;
+  }
+  dims.insert(dims.end(), {n, u.count, n});
+  return int64_vector(dims, name + "_dims");
+}
+
 }  // namespace
 
 void register_sort_computes() {
@@ -157,6 +305,8 @@ void register_sort_computes() {
   register_compute("topk", topk);
   register_compute("dyn.topk", dyn_topk);
   register_shape_compute("dyn.topk", ShapeCompute{dyn_topk_dims, nullptr});
+  register_compute("unique", unique);
+  register_shape_compute("unique", ShapeCompute{unique_dims, nullptr});
 }
 
 }  // namespace anvil::topi::transform

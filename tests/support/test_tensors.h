@@ -45,13 +45,19 @@ inline Tensor pseudo_random(std::vector<int64_t> shape, DataType dtype, uint64_t
 }
 
 // Same shape and dtype, and every element within rtol of the expected one (relative to
-// 1 + |expected|).
+// 1 + |expected|); a NaN is matched only by a NaN.
 inline void expect_close(const Tensor& expected, const Tensor& got, const std::string& what,
                          double rtol = 1e-4) {
   ASSERT_EQ(expected.shape_vector(), got.shape_vector()) << what;
   ASSERT_EQ(expected.dtype(), got.dtype()) << what;
   for (int64_t i = 0; i < expected.numel(); ++i) {
     double e = expected.get_as_double(i), g = got.get_as_double(i);
+    if (std::isnan(e) || std::isnan(g)) {
+      ASSERT_EQ(std::isnan(e), std::isnan(g))
+          << what << " element " << i << ": " << e << " vs " << g;
+      continue;
+    }
+    if (e == g) continue;  // infinities included
     ASSERT_NEAR(e, g, rtol * (1 + std::fabs(e))) << what << " element " << i;
   }
 }

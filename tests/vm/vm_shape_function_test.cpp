@@ -481,6 +481,54 @@ TEST(DynamicNonzero, EveryDensityAndShape) {
   }
 }
 
+// unique compiles for slices along each axis and for single elements, sorted or in order of
+// first occurrence, with repeated slices, NaNs (all one value) and a symbolic dim, including
+// none at all.
+TEST(DynamicUnique, SlicesAlongEveryAxis) {
+  for (const char* flags : {"", "sorted=False", "axis=0", "axis=1, sorted=False", "axis=-1"}) {
+    for (DataType dtype : {DataType::float32(), DataType::int32()}) {
+      std::string text = "def @main(%x: Tensor[(n, 4), " + dtype.to_string() + "]) {\n  unique(%x" +
+                         (std::string(flags).empty() ? "" : ", ") + flags + ")\n}\n";
+      ir::IRModule mod = parse(text);
+      VirtualMachine vm = build_compiled(mod, text).create_vm();
+      const double nan = dtype.is_float() ? NAN : 7;
+      const std::vector<double> values = {3, 1, nan, 3,  0, 1, 1, nan, 3, 1, nan, 3,
+                                          2, 2, 0,   -1, 0, 1, 1, nan, 5, 5, 5,   5};
+      for (int64_t rows : {4, 1, 6, 0, 2}) {
+        std::vector<double> head(values.begin(), values.begin() + rows * 4);
+        if (rows == 0) head = {0};
+        expect_matches_reference(vm, mod, {testing::filled({rows, 4}, dtype, head)},
+                                 text + " rows " + std::to_string(rows));
+      }
+    }
+  }
+}
+
+// A reduction over a dim that is 0 at run time writes its identity (its first step, which
+// writes it, is one the loop must still take); so do the counts of nonzero and unique.
+TEST(EmptyAtRunTime, ReductionsWriteTheirIdentity) {
+  for (const char* op : {"sum", "prod", "max", "min", "argmax"}) {
+    std::string text =
+        std::string("def @main(%x: Tensor[(n, 3), float32]) { ") + op + "(%x, axis=[0]) }";
+    if (std::string(op) == "argmax")
+      text = "def @main(%x: Tensor[(n, 3), float32]) { argmax(%x, axis=[1]) }";
+    ir::IRModule mod = parse(text);
+    driver::VmModule built = driver::build_vm(mod, {});
+    EXPECT_TRUE(built.executable()->runtime_funcs.empty()) << text;
+    VirtualMachine vm = built.create_vm();
+    for (int64_t n : {2, 0, 3})
+      expect_matches_reference(vm, mod, {pseudo_random({n, 3}, DataType::float32(), 4)},
+                               text + " n " + std::to_string(n));
+  }
+  ir::IRModule counts = parse(R"(
+def @main(%x: Tensor[(n), float32]) { (nonzero(%x), unique(%x)) }
+)");
+  VirtualMachine vm = build_compiled(counts, "counts").create_vm();
+  for (int64_t n : {0, 4, 0})
+    expect_matches_reference(vm, counts, {pseudo_random({n}, DataType::float32(), 4)},
+                             "n " + std::to_string(n));
+}
+
 // An input's unknown dim (?) is named by a size variable the input binds, and so is the
 // result of an If whose branches give different sizes, where the branches join: the groups
 // reading them compile.
