@@ -184,27 +184,40 @@ int64_t attr_or(const std::vector<int64_t>& values, size_t i, int64_t fallback) 
   return values.empty() ? fallback : values[i];
 }
 
-// out[n, c, p...] sums data[n, c * block + k, l] over the block offsets k whose block
-// position l (p = l * stride - pad + k * dilation) exists.
-std::vector<te::Tensor> col2im(const ComputeArgs& args) {
-  const auto& attrs = args.attrs_as<ir::Col2ImAttrs>();
-  const te::Tensor& data = args.inputs[0];
-  size_t rank = attrs.image_shape.size();
-  std::vector<int64_t> block = attrs.block_shape, blocks;
-  int64_t block_size = 1;
+// The number of block positions along each image dim: (image + pads - span) / stride + 1,
+// with span = dilation * (block - 1) + 1.
+std::vector<PrimExpr> block_positions(const ir::Col2ImAttrs& attrs,
+                                      const std::vector<PrimExpr>& image,
+                                      const std::vector<PrimExpr>& block) {
+  const size_t rank = image.size();
+  std::vector<PrimExpr> blocks;
   for (size_t d = 0; d < rank; ++d) {
     int64_t pad = attr_or(attrs.pads, d, 0) + attr_or(attrs.pads, d + rank, 0);
-    int64_t span = attr_or(attrs.dilations, d, 1) * (block[d] - 1) + 1;
-    blocks.push_back((attrs.image_shape[d] + pad - span) / attr_or(attrs.strides, d, 1) + 1);
-    block_size *= block[d];
+    PrimExpr span = (block[d] - 1) * attr_or(attrs.dilations, d, 1) + 1;
+    blocks.push_back(
+        tir::floordiv(image[d] + pad - span, tir::make_int(attr_or(attrs.strides, d, 1))) + 1);
   }
+  return blocks;
+}
+
+// out[n, c, p...] sums data[n, c * block + k, l] over the block offsets k whose block
+// position l (p = l * stride - pad + k * dilation) exists. The image and block dims are
+// constants (col2im) or size variables (dyn.col2im).
+te::Tensor fold_blocks(const ComputeArgs& args, const std::vector<PrimExpr>& image,
+                       const std::vector<PrimExpr>& block) {
+  const auto& attrs = args.attrs_as<ir::Col2ImAttrs>();
+  const te::Tensor& data = args.inputs[0];
+  const size_t rank = image.size();
+  const std::vector<PrimExpr> blocks = block_positions(attrs, image, block);
+  PrimExpr block_size = tir::make_int(1);
+  for (const PrimExpr& b : block) block_size = block_size * b;
   std::vector<tir::IterVar> axes;
   std::vector<PrimExpr> k;
   for (size_t d = 0; d < rank; ++d) {
-    axes.push_back(te::reduce_axis(tir::make_int(block[d]), "k" + std::to_string(d)));
+    axes.push_back(te::reduce_axis(block[d], "k" + std::to_string(d)));
     k.push_back(axes.back().var);
   }
-  return {map_output(args, 0, [=](const std::vector<PrimExpr>& out) {
+  return map_output(args, 0, [=](const std::vector<PrimExpr>& out) {
     PrimExpr inside = tir::const_true();
     std::vector<PrimExpr> position;
     for (size_t d = 0; d < rank; ++d) {
@@ -216,14 +229,73 @@ std::vector<te::Tensor> col2im(const ComputeArgs& args) {
       if (stride != 1)
         inside = tir::logical_and(
             inside, tir::eq(tir::floormod(t, tir::make_int(stride)), tir::make_int(0)));
-      inside = tir::logical_and(inside, l < tir::make_int(blocks[d]));
+      inside = tir::logical_and(inside, l < blocks[d]);
       // Kept in bounds for the elements the condition leaves out.
-      position.push_back(tir::min(tir::max(l, tir::make_int(0)), tir::make_int(blocks[d] - 1)));
+      position.push_back(tir::min(tir::max(l, tir::make_int(0)), blocks[d] - 1));
     }
-    PrimExpr channel = out[1] * tir::make_int(block_size) + ravel(k, block);
+    PrimExpr channel = out[1] * block_size + ravel(k, block);
     PrimExpr value = data.at({out[0], channel, ravel(position, blocks)});
     return tir::sum(value, axes, inside);
-  })};
+  });
+}
+
+std::vector<te::Tensor> col2im(const ComputeArgs& args) {
+  const auto& attrs = args.attrs_as<ir::Col2ImAttrs>();
+  std::vector<PrimExpr> image, block;
+  for (size_t d = 0; d < attrs.image_shape.size(); ++d) {
+    image.push_back(tir::make_int(attrs.image_shape[d]));
+    block.push_back(tir::make_int(attrs.block_shape[d]));
+  }
+  return {fold_blocks(args, image, block)};
+}
+
+// dyn.col2im: the image dims are the output's, and the block dims the shape function's extras.
+std::vector<te::Tensor> dyn_col2im(const ComputeArgs& args) {
+  std::vector<PrimExpr> out = args.out_shape();
+  std::vector<PrimExpr> image(out.begin() + 2, out.end());
+  if (args.extras.size() != image.size())
+    throw_error(args.op_name(),
+                ": the block shape is read at run time, which needs its shape "
+                "function");
+  return {fold_blocks(args, image, std::vector<PrimExpr>(args.extras.begin(), args.extras.end()))};
+}
+
+// The number of image dims of a dyn.col2im call: the length of its image_shape operand.
+size_t col2im_rank(const ir::CallNode& call) {
+  const auto* image = ir::as<ir::TensorTypeNode>(call.args.at(1)->checked_type);
+  std::optional<int64_t> length;
+  if (image && image->shape && image->shape->size() == 1) length = (*image->shape)[0].as_int();
+  ANVIL_ICHECK(length, "dyn.col2im: image_shape of unknown length");
+  return size_t(*length);
+}
+
+// The output dims (batch, channels / block size, image...), then the block dims. Blocks that
+// do not fit the image, or data whose dims do not hold them, are rejected (-1).
+te::Tensor dyn_col2im_dims(const ComputeArgs& args) {
+  const auto& attrs = args.attrs_as<ir::Col2ImAttrs>();
+  const te::Tensor& data = args.inputs[0];
+  const int64_t rank = vector_length(args.inputs[1]);
+  std::vector<PrimExpr> image, block;
+  PrimExpr valid = tir::const_true(), block_size = tir::make_int(1), count = tir::make_int(1);
+  for (int64_t d = 0; d < rank; ++d) {
+    image.push_back(vector_element(args.inputs[1], d));
+    block.push_back(vector_element(args.inputs[2], d));
+    valid = tir::logical_and(valid, tir::logical_and(block.back() >= tir::make_int(1),
+                                                     image.back() >= tir::make_int(0)));
+    block_size = block_size * block.back();
+  }
+  for (const PrimExpr& b : block_positions(attrs, image, block)) {
+    valid = tir::logical_and(valid, b >= tir::make_int(1));
+    count = count * b;
+  }
+  const PrimExpr channels = data.shape()[1];
+  // The block size is tested before it divides.
+  const PrimExpr safe_size = tir::max(block_size, tir::make_int(1));
+  valid = tir::logical_and(valid, tir::eq(tir::floormod(channels, safe_size), tir::make_int(0)));
+  valid = tir::logical_and(valid, tir::eq(count, data.shape()[2]));
+  std::vector<PrimExpr> dims = {data.shape()[0], tir::floordiv(channels, safe_size)};
+  dims.insert(dims.end(), image.begin(), image.end());
+  return shape_function_result(dims, valid, args, block);
 }
 
 }  // namespace
@@ -242,6 +314,8 @@ void register_index_scan_computes() {
   register_shape_compute(
       "dyn.cumsum", ShapeCompute{dyn_scan_dims, [](const ir::CallNode&) { return size_t(2); }});
   register_compute("col2im", col2im);
+  register_compute("dyn.col2im", dyn_col2im);
+  register_shape_compute("dyn.col2im", ShapeCompute{dyn_col2im_dims, col2im_rank});
   register_compute("nonzero", nonzero);
   register_shape_compute("nonzero", ShapeCompute{nonzero_dims, nullptr});
 }

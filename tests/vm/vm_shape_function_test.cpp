@@ -504,6 +504,42 @@ TEST(DynamicUnique, SlicesAlongEveryAxis) {
   }
 }
 
+// Col2Im with the image and block shapes given at run time: one executable folds blocks of
+// several shapes into images of several sizes, strided, padded and dilated; blocks that do
+// not match the data are an error.
+TEST(DynamicCol2Im, ImageAndBlockChosenAtRunTime) {
+  for (const char* flags : {"", ", strides=[2, 1], pads=[1, 0, 1, 2], dilations=[1, 2]"}) {
+    std::string text = std::string(R"(
+def @main(%x: Tensor[(n, c, l), float32], %image: Tensor[(2), int64], %block: Tensor[(2), int64]) {
+  dyn.col2im(%x, %image, %block)") +
+                       flags + ")\n}\n";
+    ir::IRModule mod = parse(text);
+    VirtualMachine vm = build_compiled(mod, text).create_vm();
+    const bool spaced = std::string(flags).size() > 0;
+    for (auto [image, block] :
+         {std::pair<std::vector<int64_t>, std::vector<int64_t>>{{4, 5}, {2, 2}},
+          {{3, 3}, {1, 3}},
+          {{5, 4}, {3, 1}},
+          {{2, 2}, {2, 2}}}) {
+      int64_t positions = 1;
+      for (size_t d = 0; d < 2; ++d) {
+        int64_t stride = spaced && d == 0 ? 2 : 1, dilation = spaced && d == 1 ? 2 : 1;
+        int64_t pad = !spaced ? 0 : d == 0 ? 2 : 2;
+        positions *= (image[d] + pad - (dilation * (block[d] - 1) + 1)) / stride + 1;
+      }
+      Tensor x = pseudo_random({2, 3 * block[0] * block[1], positions}, DataType::float32(), 7);
+      expect_matches_reference(vm, mod, {x, ints(image), ints(block)},
+                               text + " image " + std::to_string(image[0]) + "x" +
+                                   std::to_string(image[1]) + " block " + std::to_string(block[0]) +
+                                   "x" + std::to_string(block[1]));
+    }
+    vm.set_input(0, pseudo_random({1, 4, 3}, DataType::float32(), 1));
+    vm.set_input(1, ints({3, 3}));
+    vm.set_input(2, ints({2, 2}));
+    EXPECT_NE(error_of([&] { vm.run(); }).find("-1"), std::string::npos) << text;
+  }
+}
+
 // A reduction over a dim that is 0 at run time writes its identity (its first step, which
 // writes it, is one the loop must still take); so do the counts of nonzero and unique.
 TEST(EmptyAtRunTime, ReductionsWriteTheirIdentity) {
