@@ -1,5 +1,6 @@
 // Computes of pooling: nn.max_pool (also with argmax indices), nn.avg_pool and nn.lp_pool
-// over 1 to 3 spatial axes, their inverse nn.max_unpool, nn.global_{max,avg}_pool2d and
+// over 1 to 3 spatial axes, their inverse nn.max_unpool (dyn.nn.max_unpool: the output shape
+// an operand, which its shape function reads), nn.global_{max,avg}_pool2d and
 // nn.adaptive_{max,avg}_pool1d/2d/3d, in any layout the op table accepts. Windowed pools read a
 // padded stage (TVM's pad_temp: the lowest value for max, 0 for the sums) and reduce over the
 // window in one block; averages divide in a following elementwise stage, by the elements inside the
@@ -10,6 +11,7 @@
 #include "anvil/topi/topi.h"
 #include "topi/nn_families.h"
 #include "topi/nn_util.h"
+#include "topi/transform_util.h"
 
 namespace anvil::topi {
 namespace {
@@ -382,6 +384,25 @@ std::vector<te::Tensor> max_unpool(const ComputeArgs& args) {
       "unpool")};
 }
 
+// dyn.nn.max_unpool: the output shape is an operand; its batch and channels must be the
+// data's, and no dim may be negative (else -1 dims).
+te::Tensor dyn_max_unpool_dims(const ComputeArgs& args) {
+  const te::Tensor& data = args.inputs[0];
+  const te::Tensor& shape = args.inputs[2];
+  const int64_t rank = int64_t(data.ndim());
+  if (transform::vector_length(shape) != rank)
+    throw_error(args.op_name(), ": output_shape has ", transform::vector_length(shape),
+                " dims for data of rank ", rank);
+  std::vector<PrimExpr> dims;
+  PrimExpr valid = tir::const_true();
+  for (int64_t d = 0; d < rank; ++d) {
+    dims.push_back(transform::vector_element(shape, d));
+    valid = tir::logical_and(valid, d < 2 ? tir::eq(dims.back(), data.shape()[size_t(d)])
+                                          : dims.back() >= tir::make_int(0));
+  }
+  return transform::shape_function_result(dims, valid, args);
+}
+
 template <int N>
 void register_windowed() {
   const std::string dims = std::to_string(N) + "d";
@@ -390,6 +411,8 @@ void register_windowed() {
   register_compute("nn.avg_pool" + dims, avg_pool<N>);
   register_compute("nn.lp_pool" + dims, lp_pool<N>);
   register_compute("nn.max_unpool" + dims, max_unpool<N>);
+  register_compute("dyn.nn.max_unpool" + dims, max_unpool<N>);
+  register_shape_compute("dyn.nn.max_unpool" + dims, ShapeCompute{dyn_max_unpool_dims, nullptr});
   register_compute("nn.adaptive_max_pool" + dims,
                    [](const ComputeArgs& args) { return adaptive_compute<N>(args, true); });
   register_compute("nn.adaptive_avg_pool" + dims,

@@ -540,6 +540,33 @@ def @main(%x: Tensor[(n, c, l), float32], %image: Tensor[(2), int64], %block: Te
   }
 }
 
+// MaxUnpool with its output shape given at run time, after the max pooling whose indices it
+// reads: the implied size, a larger one (zeros past it) and a smaller one (elements past it
+// dropped); a batch or channel count that is not the data's is an error.
+TEST(DynamicMaxUnpool, OutputShapeChosenAtRunTime) {
+  // Windows that cover the input, so that the pooling's indices lie in the implied size.
+  const std::pair<const char*, std::vector<int64_t>> windows[] = {
+      {"pool_size=[2, 2], strides=[2, 2]", {2, 3, 6, 4}},
+      {"pool_size=[3, 2], strides=[2, 1]", {2, 3, 7, 5}}};
+  for (const auto& [window, in] : windows) {
+    std::string text =
+        "def @main(%x: Tensor[(2, 3, " + std::to_string(in[2]) + ", " + std::to_string(in[3]) +
+        "), float32], %shape: Tensor[(4), int64]) {\n"
+        "  %0 = nn.max_pool2d_with_argmax(%x, " +
+        window + ");\n  dyn.nn.max_unpool2d(%0.0, %0.1, %shape, " + window + ")\n}\n";
+    ir::IRModule mod = parse(text);
+    VirtualMachine vm = build_compiled(mod, text).create_vm();
+    Tensor x = pseudo_random(in, DataType::float32(), 9);
+    for (auto shape : {in, {2, 3, in[2] + 2, in[3] + 3}, {2, 3, 3, 2}, {2, 3, 0, 5}})
+      expect_matches_reference(
+          vm, mod, {x, ints(shape)},
+          text + " shape " + std::to_string(shape[2]) + "x" + std::to_string(shape[3]));
+    vm.set_input(0, x);
+    vm.set_input(1, ints({1, 3, in[2], in[3]}));
+    EXPECT_NE(error_of([&] { vm.run(); }).find("-1"), std::string::npos) << text;
+  }
+}
+
 // A reduction over a dim that is 0 at run time writes its identity (its first step, which
 // writes it, is one the loop must still take); so do the counts of nonzero and unique.
 TEST(EmptyAtRunTime, ReductionsWriteTheirIdentity) {
