@@ -103,7 +103,8 @@ std::optional<vm::DimProgram> dim_program(const ir::Dim& dim,
             : d.kind() == ir::DimKind::FloorDiv ? Op::FloorDiv
             : d.kind() == ir::DimKind::FloorMod ? Op::FloorMod
             : d.kind() == ir::DimKind::Min      ? Op::Min
-                                                : Op::Max;
+            : d.kind() == ir::DimKind::Max      ? Op::Max
+                                                : Op::Broadcast;
     program.steps.push_back({op, 0});
     return true;
   };

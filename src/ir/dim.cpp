@@ -179,7 +179,7 @@ Dim linear_op(const Dim& a, const Dim& b, int64_t b_scale, bool multiply_op) {
   return from_poly(pa, atoms);
 }
 
-// Orders the operands of a commutative atom (min, max) canonically.
+// Orders the operands of a commutative atom (min, max, broadcast) canonically.
 Dim commutative_atom(DimKind kind, const Dim& a, const Dim& b) {
   return a.to_string() <= b.to_string() ? DimBuilder::binary(kind, a, b)
                                         : DimBuilder::binary(kind, b, a);
@@ -272,6 +272,8 @@ std::string Dim::to_string() const {
       return "min(" + lhs().to_string() + ", " + rhs().to_string() + ")";
     case DimKind::Max:
       return "max(" + lhs().to_string() + ", " + rhs().to_string() + ")";
+    case DimKind::Broadcast:
+      return "broadcast(" + lhs().to_string() + ", " + rhs().to_string() + ")";
   }
   return "<bad dim>";
 }
@@ -378,6 +380,15 @@ Dim max(const Dim& a, const Dim& b) {
   return commutative_atom(DimKind::Max, a, b);
 }
 
+Dim broadcast(const Dim& a, const Dim& b) {
+  if (a == b) return a;
+  if (a.is_int() && a.int_value() == 1) return b;
+  if (b.is_int() && b.int_value() == 1) return a;
+  if (a.is_int() && b.is_int()) return -1;
+  if (any_involved(a, b)) return any_dim();
+  return commutative_atom(DimKind::Broadcast, a, b);
+}
+
 Dim dims_product(const std::vector<Dim>& dims) {
   Dim result = 1;
   for (const Dim& d : dims) result = result * d;
@@ -426,6 +437,8 @@ Dim substitute(const Dim& dim, const std::vector<std::pair<std::string, Dim>>& b
           return floormod(a, b);
         case DimKind::Min:
           return min(a, b);
+        case DimKind::Broadcast:
+          return broadcast(a, b);
         default:
           return max(a, b);
       }

@@ -159,9 +159,9 @@ TextParser::BoundedDim TextParser::dim_atom() {
   if (!t.is(TokenKind::Ident)) fail_expected(t, "a dimension (integer, size variable or '?')");
   Token name = next();
   if (!peek().is(TokenKind::LParen)) return {Dim::var(name.text), 1};
-  static const char* const functions[] = {"floordiv", "floormod", "min", "max"};
+  static const char* const functions[] = {"floordiv", "floormod", "min", "max", "broadcast"};
   if (std::find(std::begin(functions), std::end(functions), name.text) == std::end(functions))
-    fail_expected(name, "floordiv, floormod, min or max before '('");
+    fail_expected(name, "floordiv, floormod, min, max or broadcast before '('");
   next();
   BoundedDim a = dim_sum();
   expect(TokenKind::Comma, "',' between the two operands");
@@ -170,6 +170,7 @@ TextParser::BoundedDim TextParser::dim_atom() {
   return checked(a, b, a.bound + b.bound, name, [&](const Dim& x, const Dim& y) {
     if (name.text == "floordiv") return floordiv(x, y);
     if (name.text == "floormod") return floormod(x, y);
+    if (name.text == "broadcast") return broadcast(x, y);
     return name.text == "min" ? min(x, y) : max(x, y);
   });
 }

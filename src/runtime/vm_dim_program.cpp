@@ -65,6 +65,9 @@ int64_t DimProgram::evaluate(const std::vector<int64_t>& size_vars) const {
       case Op::Max:
         a = std::max(a, b);
         break;
+      case Op::Broadcast:
+        a = a == 1 ? b : (b == 1 || a == b) ? a : -1;
+        break;
       default:
         throw_error("vm: a dim program holds an unknown operator ", int(step.op));
     }
@@ -97,7 +100,8 @@ std::string DimProgram::to_string(const std::vector<std::string>& names) const {
     const char* call = step.op == Op::FloorDiv   ? "floordiv"
                        : step.op == Op::FloorMod ? "floormod"
                        : step.op == Op::Min      ? "min"
-                                                 : "max";
+                       : step.op == Op::Max      ? "max"
+                                                 : "broadcast";
     stack.back() = infix ? "(" + a + infix + b + ")" : std::string(call) + "(" + a + ", " + b + ")";
   }
   if (stack.size() != 1) return "<bad dim>";

@@ -25,7 +25,7 @@ using DimOp = DimProgram::Op;
 // DimProgram::evaluate's fixed stack.
 constexpr int kMaxDimDepth = 16;
 constexpr uint8_t kLastOpcode = uint8_t(Opcode::LoadShape);
-constexpr uint8_t kLastDimOp = uint8_t(DimOp::Max);
+constexpr uint8_t kLastDimOp = uint8_t(DimOp::Broadcast);
 
 // The smallest encoding of each repeated item, so that a count can be checked against the bytes
 // that remain before a vector of that many is reserved.

@@ -20,9 +20,12 @@ void register_binary(const std::string& op, BinaryFn f) {
   register_compute(op, [op, f](const ComputeArgs& args) {
     const te::Tensor& a = args.inputs[0];
     const te::Tensor& b = args.inputs[1];
+    const std::vector<PrimExpr> shape = args.out_shape();
     return std::vector<te::Tensor>{te::compute(
-        args.out_shape(),
-        [&](const std::vector<Var>& i) { return f(broadcast_load(a, i), broadcast_load(b, i)); },
+        shape,
+        [&](const std::vector<Var>& i) {
+          return f(broadcast_load(a, i, shape), broadcast_load(b, i, shape));
+        },
         tensor_name(op))};
   });
 }
@@ -236,10 +239,12 @@ void register_binary_computes() {
     const te::Tensor& cond = args.inputs[0];
     const te::Tensor& x = args.inputs[1];
     const te::Tensor& y = args.inputs[2];
+    const std::vector<PrimExpr> shape = args.out_shape();
     return std::vector<te::Tensor>{te::compute(
-        args.out_shape(),
+        shape,
         [&](const std::vector<Var>& i) {
-          return tir::select(broadcast_load(cond, i), broadcast_load(x, i), broadcast_load(y, i));
+          return tir::select(broadcast_load(cond, i, shape), broadcast_load(x, i, shape),
+                             broadcast_load(y, i, shape));
         },
         tensor_name("where"))};
   });

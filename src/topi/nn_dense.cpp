@@ -7,6 +7,7 @@
 #include "anvil/topi/topi.h"
 #include "topi/nn_families.h"
 #include "topi/nn_util.h"
+#include "topi/topi_util.h"
 
 namespace anvil::topi {
 namespace {
@@ -86,11 +87,12 @@ std::vector<te::Tensor> batch_matmul_compute(const ComputeArgs& args) {
   // Every dim may be a size variable, the reduction too (attention's probabilities times
   // values sum over the sequence).
   const std::vector<PrimExpr>& x_shape = x.shape();
-  const bool x_broadcast = tir::is_one(x_shape[0]), y_broadcast = tir::is_one(y.shape()[0]);
+  const PrimExpr batch = args.out_shape()[0], x_batch = x_shape[0], y_batch = y.shape()[0];
   tir::IterVar k = te::reduce_axis(transpose_a ? x_shape[1] : x_shape[2], "k");
   auto body = [=](const std::vector<tir::Var>& idx) {
     PrimExpr b = idx[0], m = idx[1], n = idx[2];
-    PrimExpr xb = x_broadcast ? PrimExpr(0) : b, yb = y_broadcast ? PrimExpr(0) : b;
+    PrimExpr xb = broadcast_axis_index(x_batch, b, batch);
+    PrimExpr yb = broadcast_axis_index(y_batch, b, batch);
     PrimExpr lhs = transpose_a ? x(xb, k.var, m) : x(xb, m, k.var);
     PrimExpr rhs = transpose_b ? y(yb, n, k.var) : y(yb, k.var, n);
     return tir::sum(product(dtype, lhs, rhs), {k});
@@ -106,9 +108,7 @@ std::vector<PrimExpr> broadcast_batch(const std::vector<PrimExpr>& out_batch,
   std::vector<PrimExpr> index;
   size_t skip = out_batch.size() - shape.size();
   for (size_t i = 0; i < shape.size(); ++i)
-    index.push_back(tir::is_one(shape[i]) && !tir::is_one(out_shape[skip + i])
-                        ? PrimExpr(0)
-                        : out_batch[skip + i]);
+    index.push_back(broadcast_axis_index(shape[i], out_batch[skip + i], out_shape[skip + i]));
   return index;
 }
 

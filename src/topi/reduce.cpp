@@ -366,7 +366,7 @@ void register_variance(const std::string& op, bool take_sqrt) {
     std::string name = tensor_name(op);
     te::Tensor squares = reduce_compute(
         data.shape(), reduced, attrs.keepdims, name + "_red", [&](const ReductionPoint& p) {
-          PrimExpr m = mean.at(broadcast_index(mean, p.data_index));
+          PrimExpr m = mean.at(broadcast_index(mean, p.data_index, data.shape()));
           PrimExpr d = tir::cast(acc, data.at(p.data_index)) - tir::cast(acc, m);
           return tir::sum(d * d, p.axes);
         });

@@ -69,6 +69,13 @@ tir::PrimExpr DimVars::to_expr(const ir::Dim& dim) {
       return tir::min(to_expr(dim.lhs()), to_expr(dim.rhs()));
     case ir::DimKind::Max:
       return tir::max(to_expr(dim.lhs()), to_expr(dim.rhs()));
+    case ir::DimKind::Broadcast: {
+      tir::PrimExpr a = to_expr(dim.lhs()), b = to_expr(dim.rhs());
+      tir::PrimExpr one = tir::make_int(1);
+      return tir::select(
+          tir::eq(a, one), b,
+          tir::select(tir::logical_or(tir::eq(b, one), tir::eq(a, b)), a, tir::make_int(-1)));
+    }
   }
   ANVIL_ICHECK(false, "a dim of unknown kind");
   return {};

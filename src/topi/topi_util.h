@@ -11,6 +11,7 @@
 
 #include "anvil/support/error.h"
 #include "anvil/te/te.h"
+#include "anvil/tir/structural_equal.h"
 #include "anvil/tir/tir.h"
 
 namespace anvil::topi {
@@ -48,26 +49,39 @@ inline int64_t normalize_axis(int64_t axis, int64_t rank, const std::string& op)
   return normalized;
 }
 
-// The indices into t for an output element at `index` of a numpy-broadcast result: t's dims
-// align with the trailing output dims, and a dim of extent 1 always reads element 0.
+// The index along one axis of an operand of extent `dim` for output index i along an output
+// axis of extent `extent`, in a numpy broadcast: a dim of extent 1 always reads element 0. A
+// size variable that is not the output's dim (the output's is a constant or a broadcast(a, b)
+// dim) may be 1 at run time, so that is tested; against a constant the index is also kept
+// below the variable.
+inline PrimExpr broadcast_axis_index(const PrimExpr& dim, const PrimExpr& i,
+                                     const PrimExpr& extent) {
+  if (tir::is_one(dim)) return tir::make_int(0);
+  if (tir::as_const_int(dim) || dim.get() == extent.get() || tir::structural_equal(dim, extent))
+    return i;
+  PrimExpr in_range = tir::as_const_int(extent) ? tir::min(i, dim - 1) : i;
+  return tir::select(tir::eq(dim, tir::make_int(1)), tir::make_int(0), in_range);
+}
+
+// The indices into t for an output element at `index` of a numpy-broadcast result of shape
+// `extents`: t's dims align with the trailing output dims (see broadcast_axis_index).
 inline std::vector<PrimExpr> broadcast_index(const te::Tensor& t,
-                                             const std::vector<PrimExpr>& index) {
+                                             const std::vector<PrimExpr>& index,
+                                             const std::vector<PrimExpr>& extents) {
   size_t rank = t.shape().size();
-  ANVIL_ICHECK(rank <= index.size(), "broadcast of rank ", rank, " into rank ", index.size());
+  ANVIL_ICHECK(rank <= index.size() && index.size() == extents.size(), "broadcast of rank ", rank,
+               " into rank ", index.size());
   size_t offset = index.size() - rank;
   std::vector<PrimExpr> result;
-  for (size_t d = 0; d < rank; ++d) {
-    if (tir::is_one(t.shape()[d]))
-      result.push_back(tir::make_int(0));
-    else
-      result.push_back(index[offset + d]);
-  }
+  for (size_t d = 0; d < rank; ++d)
+    result.push_back(broadcast_axis_index(t.shape()[d], index[offset + d], extents[offset + d]));
   return result;
 }
 
-// t read at a broadcast position (see broadcast_index).
-inline PrimExpr broadcast_load(const te::Tensor& t, const std::vector<Var>& index) {
-  return t.at(broadcast_index(t, std::vector<PrimExpr>(index.begin(), index.end())));
+// t read at a broadcast position of a result of shape `extents` (see broadcast_index).
+inline PrimExpr broadcast_load(const te::Tensor& t, const std::vector<Var>& index,
+                               const std::vector<PrimExpr>& extents) {
+  return t.at(broadcast_index(t, std::vector<PrimExpr>(index.begin(), index.end()), extents));
 }
 
 // Which axes of a rank-`rank` tensor a reduction folds: every axis when `axes` is empty, the

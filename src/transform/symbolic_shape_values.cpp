@@ -257,7 +257,9 @@ std::optional<int64_t> lower_bound(const Dim& d) {
       if (!c || *c <= 0) return std::nullopt;
       return 0;
     }
-    case ir::DimKind::Min: {
+    case ir::DimKind::Min:
+    case ir::DimKind::Broadcast: {
+      // A broadcast that has a size is one of its operands.
       auto a = lower_bound(d.lhs()), b = lower_bound(d.rhs());
       if (!a || !b) return std::nullopt;
       return std::min(*a, *b);

@@ -171,7 +171,7 @@ TEST(VmExport, DamagedExecutableInPackageIsAnErrorNamingMember) {
   bytes[magic + 8] = 9;
   testing::write_file(path, bytes);
   EXPECT_EQ(error_of([&] { load_module(path); }),
-            "package '" + path + "': mod.vm: version 9, expected 2");
+            "package '" + path + "': mod.vm: version 9, expected 3");
 }
 
 TEST(VmExport, GraphPackageIsNotAVmPackage) {

@@ -49,6 +49,24 @@ TEST(Dim, NonLinearTermsStayOpaqueButCanonical) {
   EXPECT_EQ(max(n, n), n);
 }
 
+// numpy's broadcast of two dims: folded where either is 1, they are equal, or both are known;
+// kept (canonically ordered) between different size variables, and substituted to its value.
+TEST(Dim, BroadcastFoldsWhatIsKnown) {
+  Dim n = Dim::var("n"), m = Dim::var("m");
+  EXPECT_EQ(broadcast(n, 1), n);
+  EXPECT_EQ(broadcast(1, n), n);
+  EXPECT_EQ(broadcast(n, n), n);
+  EXPECT_EQ(broadcast(Dim(3), Dim(3)).int_value(), 3);
+  EXPECT_EQ(broadcast(Dim(3), Dim(4)).int_value(), -1);
+  EXPECT_TRUE(broadcast(n, Dim::any()).is_any());
+  EXPECT_EQ(broadcast(n, m), broadcast(m, n));
+  EXPECT_EQ(broadcast(n, m).to_string(), "broadcast(m, n)");
+  EXPECT_EQ(broadcast(n, m).free_vars(), (std::vector<std::string>{"m", "n"}));
+  EXPECT_EQ(substitute(broadcast(n, m), {{"n", Dim(1)}, {"m", Dim(7)}}).int_value(), 7);
+  EXPECT_EQ(substitute(broadcast(n, m), {{"n", Dim(2)}, {"m", Dim(7)}}).int_value(), -1);
+  EXPECT_EQ(substitute(broadcast(n, m) * 2, {{"m", n}}), n * 2);
+}
+
 // A reshape's -1 divides the element count by the product of the other dims: when that
 // product is one term dividing every term of the count, the quotient is exact.
 TEST(Dim, DivisionByAMonomialThatDividesEveryTermIsExact) {

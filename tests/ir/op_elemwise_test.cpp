@@ -143,6 +143,11 @@ TEST_P(ArithmeticBinaryOp, SymbolicDimsFlowThrough) {
   auto e = tensor_var("e", {n}, i32);
   auto f = tensor_var("f", {7}, i32);
   EXPECT_TRUE(is_tensor(infer_call(GetParam(), {e, f}), {7}, i32));
+  // Two different size variables broadcast to broadcast(n, m), checked when it is computed.
+  Dim m = Dim::var("m");
+  auto g = tensor_var("g", {m, n}, i32);
+  auto h = tensor_var("h", {n, m}, i32);
+  EXPECT_TRUE(is_tensor(infer_call(GetParam(), {g, h}), {broadcast(m, n), broadcast(m, n)}, i32));
 }
 
 TEST_P(ArithmeticBinaryOp, IncompatibleShapesNameBothShapes) {

@@ -442,7 +442,7 @@ TEST(ParserErrors, BadTypeAndBadDimExpression) {
   EXPECT_EQ(parse_error("def @main(%x: Tensor[(n +), float32]) { %x }"),
             "t:1:26: expected a dimension (integer, size variable or '?'), got ')'");
   EXPECT_EQ(parse_error("def @main(%x: Tensor[(ceil(n, 2)), float32]) { %x }"),
-            "t:1:23: expected floordiv, floormod, min or max before '(', got identifier 'ceil'");
+            "t:1:23: expected floordiv, floormod, min, max or broadcast before '(', got identifier 'ceil'");
   EXPECT_EQ(parse_error("def @main(%x: Tensor[(floordiv(n, 0)), float32]) { %x }"),
             "t:1:23: division by zero in dimension n / 0");
   EXPECT_EQ(parse_error("def @main(%x: Tensor[1, 2]) { %x }"),

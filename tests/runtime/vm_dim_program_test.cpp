@@ -4,6 +4,7 @@
 
 #include <limits>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "anvil/runtime/vm_executable.h"
@@ -45,6 +46,18 @@ TEST(DimProgram, EvaluatesOverSizeVariables) {
   EXPECT_EQ(program({{Op::Var, 0}, {Op::Var, 1}, {Op::Min}}).evaluate({3, 9}), 3);
   EXPECT_EQ(program({{Op::Var, 0}, {Op::Var, 1}, {Op::Max}}).evaluate({3, 9}), 9);
   EXPECT_EQ(program({{Op::Var, 0}, {Op::Const, 1}, {Op::Sub}}).evaluate({3}), 2);
+  // numpy's broadcast of two dims; -1 where they do not broadcast.
+  DimProgram broadcast = program({{Op::Var, 0}, {Op::Var, 1}, {Op::Broadcast}});
+  for (auto [a, b, expected] : {std::tuple<int64_t, int64_t, int64_t>{1, 5, 5},
+                                {5, 1, 5},
+                                {4, 4, 4},
+                                {1, 0, 0},
+                                {0, 1, 0},
+                                {0, 0, 0},
+                                {3, 4, -1},
+                                {0, 2, -1}})
+    EXPECT_EQ(broadcast.evaluate({a, b}), expected) << a << " " << b;
+  EXPECT_EQ(broadcast.to_string({"a", "b"}), "broadcast(a, b)");
   EXPECT_TRUE(DimProgram(5).is_static());
   EXPECT_EQ(DimProgram(5).evaluate({}), 5);
 }

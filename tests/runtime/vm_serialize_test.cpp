@@ -276,7 +276,7 @@ TEST(VmSerialize, WrongMagicOrVersionIsAnError) {
   EXPECT_EQ(error_of([&] { load(bad); }), "mod.vm: bad magic (not a VM executable)");
   bad = bytes;
   bad[8] = 7;
-  EXPECT_EQ(error_of([&] { load(bad); }), "mod.vm: version 7, expected 2");
+  EXPECT_EQ(error_of([&] { load(bad); }), "mod.vm: version 7, expected 3");
   EXPECT_NE(error_of([&] { load(bytes + "x"); }).find("1 trailing bytes"), std::string::npos);
   EXPECT_NE(error_of([&] { load(""); }).find("truncated at byte 0"), std::string::npos);
 }

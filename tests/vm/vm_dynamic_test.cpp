@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "anvil/driver/vm_build.h"
@@ -165,6 +166,36 @@ TEST_P(DynamicGroups, OneExecutableServesEverySize) {
 
 INSTANTIATE_TEST_SUITE_P(Families, DynamicGroups, ::testing::ValuesIn(kCases),
                          [](const auto& info) { return std::string(info.param.name); });
+
+// Operands whose dims are different size variables broadcast to broadcast(a, b): elementwise,
+// where (a causal mask cut to a sequence length that arrives separately) and the batch dims
+// of matmul, at sizes where either side is 1 or both are equal; sizes that do not broadcast
+// are refused when the result is allocated. A size variable against a constant dim reads
+// element 0 where it is 1.
+TEST(DynamicShapes, UnrelatedSizeVariablesBroadcast) {
+  ir::IRModule mod = parse(R"(
+def @main(%x: Tensor[(a, 3), float32], %y: Tensor[(b, 3), float32], %c: Tensor[(a, 1, s), bool],
+          %p: Tensor[(s), float32], %m: Tensor[(a, 2, 3), float32], %n: Tensor[(b, 3, 4), float32],
+          %k: Tensor[(a), float32], %r: Tensor[(3), float32]) {
+  %0 = add(%x, %y);
+  %1 = where(%c, %p, %x);
+  (%0, %1, matmul(%m, %n), subtract(%k, %r))
+}
+)");
+  driver::VmModule built = driver::build_vm(mod, {});
+  EXPECT_TRUE(built.executable()->runtime_funcs.empty()) << built.print_bytecode();
+  VirtualMachine vm = built.create_vm();
+  uint64_t seed = 3;
+  for (auto [a, b, s] : {std::tuple{3, 3, 3}, {1, 3, 1}, {3, 1, 3}, {1, 1, 1}, {1, 4, 3}}) {
+    std::string what = "a " + std::to_string(a) + " b " + std::to_string(b);
+    // %k against the constant 3 broadcasts only where a is 1 or 3; a = 4 is only for the rest.
+    std::vector<Tensor> inputs = inputs_for(mod, {{"a", a}, {"b", b}, {"s", s}}, seed++);
+    expect_matches_reference(vm, mod, inputs, what);
+  }
+  std::vector<Tensor> bad = inputs_for(mod, {{"a", 2}, {"b", 3}, {"s", 1}}, 1);
+  for (size_t i = 0; i < bad.size(); ++i) vm.set_input(i, bad[i]);
+  EXPECT_NE(error_of([&] { vm.run(); }).find("-1"), std::string::npos);
+}
 
 TEST(DynamicShapes, SharedSizeVariableMustAgreeAcrossInputs) {
   ir::IRModule mod = parse(R"(

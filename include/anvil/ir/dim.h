@@ -13,7 +13,9 @@ namespace anvil::ir {
 
 // The kinds of dimension expression. Any is an unknown dimension (ONNX's
 // unnamed dynamic dim, TVM's Any); Var is a named size variable.
-enum class DimKind : uint8_t { Int, Var, Any, Add, Mul, FloorDiv, FloorMod, Min, Max };
+// Broadcast is numpy's broadcast of two dims: the other where one is 1, either where they are
+// equal, and -1 (no size) otherwise.
+enum class DimKind : uint8_t { Int, Var, Any, Add, Mul, FloorDiv, FloorMod, Min, Max, Broadcast };
 
 struct DimNode;
 
@@ -38,7 +40,7 @@ class Dim {
   std::optional<int64_t> as_int() const;
   // The name of a Var.
   const std::string& var_name() const;
-  // Operands of a compound expression (Add, Mul, FloorDiv, FloorMod, Min, Max).
+  // Operands of a compound expression (Add, Mul, FloorDiv, FloorMod, Min, Max, Broadcast).
   const Dim& lhs() const;
   const Dim& rhs() const;
   // Names of the size variables occurring in this expression, sorted, unique.
@@ -55,6 +57,7 @@ class Dim {
   friend Dim floormod(const Dim& a, const Dim& b);
   friend Dim min(const Dim& a, const Dim& b);
   friend Dim max(const Dim& a, const Dim& b);
+  friend Dim broadcast(const Dim& a, const Dim& b);
   friend bool operator==(const Dim& a, const Dim& b);
   friend bool operator!=(const Dim& a, const Dim& b) { return !(a == b); }
 

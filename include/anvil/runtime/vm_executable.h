@@ -45,7 +45,8 @@ const char* opcode_name(Opcode op);
 // function's size variables (Function::size_vars), which the VM binds from the inputs' shapes.
 // A static dim is one Const step.
 struct DimProgram {
-  enum class Op : uint8_t { Const, Var, Add, Sub, Mul, FloorDiv, FloorMod, Min, Max };
+  // Broadcast: numpy's broadcast of two dims, -1 where they do not broadcast.
+  enum class Op : uint8_t { Const, Var, Add, Sub, Mul, FloorDiv, FloorMod, Min, Max, Broadcast };
   struct Step {
     Op op = Op::Const;
     int64_t value = 0;  // Const: the value; Var: the index of the size variable
@@ -117,7 +118,7 @@ std::string print_bytecode(const Executable& exec);
 // First eight bytes of a serialized executable ("ANVILVM" and a NUL).
 inline constexpr char kExecutableMagic[8] = {'A', 'N', 'V', 'I', 'L', 'V', 'M', '\0'};
 // The format version save_executable writes; load_executable reads only this one.
-inline constexpr uint32_t kExecutableVersion = 2;
+inline constexpr uint32_t kExecutableVersion = 3;
 
 // The executable as bytes (docs/artifact-format.md, "VM executable"): functions, instructions,
 // constants, kernel names and the names of the runtime functions, which must be registered

@@ -55,7 +55,7 @@ std::vector<Dim> broadcast_shapes(const std::vector<Dim>& a, const std::vector<D
     } else if (db->is_int()) {
       result[i] = *db;
     } else {
-      result[i] = Dim::any();
+      result[i] = broadcast(*da, *db);  // checked when the size is computed at run time
     }
   }
   return result;
