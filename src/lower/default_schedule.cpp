@@ -112,26 +112,35 @@ void schedule_block_generic(Schedule& sch, const std::string& name, int vector_b
   std::vector<LoopRV> spatial(loops.begin(), loops.begin() + num_spatial);
   std::vector<LoopRV> reduce(loops.begin() + num_spatial, loops.end());
 
-  // The work of the block: its output elements times the length of its reduction.
+  // The work of the block: its output elements times the length of its reduction. A loop over
+  // a size variable (a batch, a sequence) is taken to be long enough to be worth threads.
   int64_t total = 1;
-  for (const LoopRV& loop : spatial) total *= const_extent(sch, loop).value_or(1);
+  bool symbolic = false;
+  for (const LoopRV& loop : spatial) {
+    std::optional<int64_t> e = const_extent(sch, loop);
+    symbolic |= !e;
+    total *= e.value_or(1);
+  }
   for (const LoopRV& loop : reduce) total *= const_extent(sch, loop).value_or(1);
+  if (symbolic) total = std::max(total, kMinParallelElements);
 
   // Vectorize the innermost spatial loop; under a reduction it moves below the reduce loops
   // and the init is split off first, so the update is a vector multiply-accumulate.
   LoopRV inner = spatial.back();
   std::optional<LoopRV> outer_of_inner;
-  int64_t extent = const_extent(sch, inner).value_or(0);
+  const std::optional<int64_t> known = const_extent(sch, inner);
+  int64_t extent = known.value_or(0);
   int64_t width = extent > 0 ? pick_vector_width(extent, bits, vector_bits) : 1;
-  // An extent with no divisor of four or more lanes (197, 1000003) still takes full vectors:
-  // the split leaves a guard, and partition_loops gives the full vectors a guard-free loop of
-  // their own when the loop above the vector is serial (below a leading parallel loop).
+  // An extent with no divisor of four or more lanes (197, 1000003), or a size variable, still
+  // takes full vectors: the split leaves a guard, and partition_loops gives the full vectors a
+  // guard-free loop of their own when the loop above the vector is serial (below a leading
+  // parallel loop).
   const int64_t full_width = std::max<int64_t>(1, vector_bits / std::max(bits, 8));
-  if (width == 1 && extent > full_width && num_spatial >= 2) width = full_width;
+  if (width == 1 && (extent > full_width || !known) && num_spatial >= 2) width = full_width;
   if (width > 1) {
     try_step(sch, [&](Schedule& s) {
       LoopRV vec = inner;
-      if (width < extent) {
+      if (!known || width < extent) {
         std::vector<LoopRV> parts = s.split(inner, {nullptr, tir::make_int(width)});
         outer_of_inner = parts[0];
         vec = parts[1];
@@ -162,7 +171,7 @@ void schedule_block_generic(Schedule& sch, const std::string& name, int vector_b
   int64_t product = 1;
   for (const LoopRV& loop : leading) {
     to_fuse.push_back(loop);
-    product *= const_extent(sch, loop).value_or(1);
+    product *= const_extent(sch, loop).value_or(16);
     if (product >= 64) break;
   }
   try_step(sch, [&](Schedule& s) {

@@ -24,6 +24,11 @@ std::string describe(const std::vector<int64_t>& shape, DataType dtype) {
   return text + ") " + dtype.to_string();
 }
 
+double elapsed_ms(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
 // True when a condition tensor holds a non-zero first element (an empty tensor is false).
 bool is_true(const Tensor& cond) { return cond.numel() > 0 && cond.get_as_double(0) != 0; }
 
@@ -77,6 +82,46 @@ class VirtualMachine::Impl {
     slot.copy_from(value);
   }
 
+  std::vector<KernelProfile> profile(int repeat, double* run_mean_ms) {
+    if (repeat < 1) throw_error("profile: repeat must be at least 1, got ", repeat);
+    run();
+    const vm::Function& fn = main();
+    call_ms_.assign(fn.instructions.size(), 0.0);
+    double run_total_ms = 0;
+    for (int r = 0; r < repeat; ++r) {
+      if (run_mean_ms) {
+        auto start = std::chrono::steady_clock::now();
+        run();
+        run_total_ms += elapsed_ms(start);
+      }
+      profiling_ = true;
+      try {
+        run();
+      } catch (...) {
+        profiling_ = false;
+        throw;
+      }
+      profiling_ = false;
+    }
+    if (run_mean_ms) *run_mean_ms = run_total_ms / repeat;
+    double sum = 0;
+    for (double t : call_ms_) sum += t;
+    std::vector<KernelProfile> rows;
+    for (size_t pc = 0; pc < fn.instructions.size(); ++pc) {
+      const vm::Instruction& in = fn.instructions[pc];
+      if (in.op != vm::Opcode::InvokeKernel && in.op != vm::Opcode::InvokePacked) continue;
+      const std::string& name = in.op == vm::Opcode::InvokeKernel
+                                    ? exec_->kernel_names[size_t(in.index)]
+                                    : exec_->runtime_funcs[size_t(in.index)].name;
+      rows.push_back(KernelProfile{std::to_string(pc) + ": " + name, name, call_ms_[pc] / repeat,
+                                   sum > 0 ? 100.0 * call_ms_[pc] / sum : 0.0, "", 0});
+    }
+    std::stable_sort(rows.begin(), rows.end(), [](const KernelProfile& a, const KernelProfile& b) {
+      return a.mean_ms > b.mean_ms;
+    });
+    return rows;
+  }
+
   void run() {
     const vm::Function& fn = main();
     for (size_t i = 0; i < inputs_.size(); ++i) {
@@ -97,11 +142,16 @@ class VirtualMachine::Impl {
           registers_[size_t(in.dsts[0])] = allocate(pc, in);
           break;
         case vm::Opcode::InvokeKernel:
-          invoke_kernel(pc, in);
+        case vm::Opcode::InvokePacked: {
+          if (!profiling_) {
+            in.op == vm::Opcode::InvokeKernel ? invoke_kernel(pc, in) : invoke_packed(pc, in);
+            break;
+          }
+          auto start = std::chrono::steady_clock::now();
+          in.op == vm::Opcode::InvokeKernel ? invoke_kernel(pc, in) : invoke_packed(pc, in);
+          call_ms_[pc] += elapsed_ms(start);
           break;
-        case vm::Opcode::InvokePacked:
-          invoke_packed(pc, in);
-          break;
+        }
         case vm::Opcode::If:
           pc = size_t(is_true(registers_[size_t(in.args[0])]) ? in.true_target : in.false_target);
           continue;
@@ -292,6 +342,8 @@ class VirtualMachine::Impl {
   std::vector<PackedFunc> kernels_;
   std::vector<Tensor> outputs_;
   std::vector<Value> call_args_;  // reused argument array
+  bool profiling_ = false;        // profile(): time each invoke into call_ms_
+  std::vector<double> call_ms_;   // per instruction, summed over the profiled runs
 };
 
 VirtualMachine::VirtualMachine(std::shared_ptr<const vm::Executable> executable, Device device)
@@ -317,6 +369,10 @@ Tensor VirtualMachine::get_output(int index) const { return impl_->output(index)
 
 BenchmarkResult VirtualMachine::benchmark(int repeat, int number) {
   return benchmark_function([this] { run(); }, repeat, number);
+}
+
+std::vector<KernelProfile> VirtualMachine::profile(int repeat, double* run_mean_ms) {
+  return impl_->profile(repeat, run_mean_ms);
 }
 
 }  // namespace anvil

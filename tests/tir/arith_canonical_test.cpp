@@ -81,6 +81,14 @@ TEST_F(Canonical, SplitAndFuseRecombine) {
   EXPECT_EQ(simp(y - floordiv(y, 8) * 8), "floormod(i * 3 + j, 8)");
   // Scaled by a common factor.
   EXPECT_EQ(simp(floordiv(f, 8) * 24 + floormod(f, 8) * 3), "f * 3");
+  // Split by a size variable (fused symbolic dims cut again), scaled or not; a different
+  // divisor or coefficient stays.
+  Var n = VarNode::make("n");
+  EXPECT_EQ(simp(n * floordiv(f, n) + floormod(f, n)), "f");
+  EXPECT_EQ(simp(n * floordiv(x, n) * 1152 + floormod(x, n) * 1152 + 3),
+            "i * 18432 + j * 1152 + 3");
+  EXPECT_NE(simp(n * floordiv(f, n) + floormod(f, n) * 2), "f");
+  EXPECT_NE(simp(k * floordiv(f, n) + floormod(f, n)), "f");
 }
 
 TEST_F(Canonical, IntegerTypesKeepTheirType) {

@@ -180,5 +180,30 @@ TEST(PartitionLoops, SymbolicExtentIsCutAtTheLastFullTile) {
   EXPECT_EQ(as<SeqStmtNode>(partition_loops(unproven)->body), nullptr);
 }
 
+// A reduction over a size variable that may be 0 runs max(n, 1) steps with `k < n` guarding
+// the update (and `k == 0` the init): the loop is cut at n, the update's guard goes from the
+// main part and the init's stays in both.
+TEST(PartitionLoops, AtLeastOneStepLoopIsCutAtItsVariable) {
+  Var n = VarNode::make("n");
+  Buffer x = BufferNode::make("X", DataType::float32(), {1});
+  Var k = VarNode::make("k");
+  PrimExpr zero = make_int(0);
+  Stmt init =
+      IfThenElseNode::make(tir::eq(k, zero), store(x, make_const(DataType::float32(), 0), {zero}));
+  Stmt update = IfThenElseNode::make(
+      k < n, store(x, load(x, {zero}) + make_const(DataType::float32(), 1), {zero}));
+  PrimFunc func = func_of({x}, ForNode::make(k, 0, tir::max(n, make_int(1)), ForKind::Serial,
+                                             seq_stmt({init, update})));
+  PrimFunc out = partition_loops(func);
+  const auto* seq = as<SeqStmtNode>(out->body);
+  ASSERT_TRUE(seq && seq->seq.size() == 2u) << print(out);
+  const auto* main_loop = as<ForNode>(seq->seq[0]);
+  const auto* tail_loop = as<ForNode>(seq->seq[1]);
+  ASSERT_TRUE(main_loop && tail_loop) << print(out);
+  EXPECT_EQ(print(main_loop->extent), "n") << print(out);
+  EXPECT_EQ(count_ifs(main_loop->body), 1) << print(out);  // the init's
+  EXPECT_EQ(count_ifs(tail_loop->body), 2) << print(out);
+}
+
 }  // namespace
 }  // namespace anvil::tir

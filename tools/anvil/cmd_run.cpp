@@ -148,8 +148,10 @@ void run_executor(const RunOptions& options, Executor& executor, const NamedTens
 }
 
 // --profile: whole runs are timed in turns with the kernels, so the table can show how much of
-// a run the kernels account for under the same load.
-void print_graph_profile(const RunOptions& options, GraphExecutor& executor) {
+// a run the kernels account for under the same load. The VM's rows are its invoke
+// instructions, shape functions included.
+template <typename Executor>
+void print_executor_profile(const RunOptions& options, Executor& executor) {
   if (!options.profile) return;
   double run_ms = 0;
   std::vector<KernelProfile> rows = executor.profile(options.repeat, &run_ms);
@@ -165,14 +167,14 @@ void run_package(const RunOptions& options) {
     throw_error("'", options.model, "' is a ", kind, " package; --executor ", options.executor,
                 " cannot run it");
   if (package.is_vm()) {
-    if (options.profile) throw CLI::ValidationError("--profile", "needs a graph package");
     VirtualMachine vm = package.create_vm();
     run_executor(options, vm, given);
+    print_executor_profile(options, vm);
     return;
   }
   GraphExecutor executor = package.create_executor();
   run_executor(options, executor, given);
-  print_graph_profile(options, executor);
+  print_executor_profile(options, executor);
 }
 
 void run_onnx(const RunOptions& options) {
@@ -184,15 +186,15 @@ void run_onnx(const RunOptions& options) {
   std::string executor = options.executor;
   if (executor == "auto") executor = driver::pick_executor(model.mod, model.params, build_options);
   if (executor == "vm") {
-    if (options.profile) throw CLI::ValidationError("--profile", "needs the graph executor");
     VirtualMachine vm = driver::build_vm(model.mod, model.params, build_options).create_vm();
     run_executor(options, vm, given);
+    print_executor_profile(options, vm);
     return;
   }
   GraphExecutor graph =
       driver::build(model.mod, model.params, build_options).package().create_executor();
   run_executor(options, graph, given);
-  print_graph_profile(options, graph);
+  print_executor_profile(options, graph);
 }
 
 void run_model(const RunOptions& options) {

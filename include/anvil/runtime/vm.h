@@ -46,6 +46,12 @@ class VirtualMachine {
   Tensor get_output(int index) const;
   // Runs `number` times per repeat, `repeat` times, after one warm-up run.
   BenchmarkResult benchmark(int repeat = 10, int number = 1);
+  // After a warm-up run, `repeat` runs with every kernel call timed: one row per invoke
+  // instruction (node_name "N: kernel" for instruction N, the kernel or runtime function as
+  // func_name),
+  // slowest first. Shape functions are rows too. When run_mean_ms is given, as many whole runs
+  // are timed untimed-inside, in turns with the profiled ones, and their mean stored there.
+  std::vector<KernelProfile> profile(int repeat = 10, double* run_mean_ms = nullptr);
 
   class Impl;
 

@@ -1,7 +1,8 @@
 // Canonical sums: integer +, - and * become sum(coeff * term) + constant, so
 // equal linear combinations build identical trees and cancel ((i*4 + j) - j
 // is i*4). Split and fused index forms (floordiv/floormod of one value) are
-// merged back where they recombine: floordiv(x, 8)*8 + floormod(x, 8) is x.
+// merged back where they recombine: floordiv(x, 8)*8 + floormod(x, 8) is x, and so is
+// n*floordiv(x, n) + floormod(x, n) for a size variable n.
 #include <algorithm>
 
 #include "anvil/support/error.h"
@@ -406,6 +407,29 @@ PrimExpr Analyzer::Impl::normalize_sum(LinearSum sum) {
             if (next.valid) sum = std::move(next), merged = true;
             continue;
           }
+        }
+      }
+    }
+    // d * floordiv(x, d) * k + floormod(x, d) * k -> x * k for a divisor that is not a
+    // constant: symbolic dims fused into one loop and split again by a size variable.
+    for (size_t i = 0; i < sum.terms.size() && !merged; ++i) {
+      std::vector<PrimExpr> factors;
+      gather_factors(sum.terms[i].first, factors);
+      if (factors.size() != 2) continue;
+      for (size_t a = 0; a < 2 && !merged; ++a) {
+        const auto* div = as<FloorDivNode>(factors[a]);
+        if (!div || arith::as_scalar_int(div->b) || !arith::expr_equal(factors[1 - a], div->b))
+          continue;
+        for (size_t j = 0; j < sum.terms.size() && !merged; ++j) {
+          const auto* mod = as<FloorModNode>(sum.terms[j].first);
+          if (j == i || !mod || sum.terms[j].second != sum.terms[i].second ||
+              !arith::expr_equal(mod->a, div->a) || !arith::expr_equal(mod->b, div->b))
+            continue;
+          LinearSum next = sum;
+          next.terms.erase(next.terms.begin() + std::ptrdiff_t(std::max(i, j)));
+          next.terms.erase(next.terms.begin() + std::ptrdiff_t(std::min(i, j)));
+          next.add(arith::to_sum(div->a), sum.terms[i].second);
+          if (next.valid) sum = std::move(next), merged = true;
         }
       }
     }

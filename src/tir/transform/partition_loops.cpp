@@ -179,11 +179,23 @@ class Partitioner : public Mutator {
   // A loop over a size variable's tiles, `for i in range(ceildiv(n, T))` as a split of a
   // symbolic extent leaves it, is cut at floordiv(n, T): the full tiles run without their
   // guards, the last, partial one keeps them. The cut is proven like a constant one.
+  // A reduction over a size variable that may be 0 runs `range(max(n, 1))` with its steps
+  // guarded by `k < n` (te::create_prim_func, so that its init runs); it is cut at n.
   std::optional<Stmt> cut_symbolic(const ForNode* node) {
-    const auto* ceil = as<FloorDivNode>(node->extent);
-    if (!ceil || !is_zero(node->min) ||
+    if (!is_zero(node->min) ||
         !(node->for_kind == ForKind::Serial || node->for_kind == ForKind::Unrolled))
       return std::nullopt;
+    if (const auto* at_least_one = as<MaxNode>(node->extent);
+        at_least_one && is_one(at_least_one->b) && !as_const_int(at_least_one->a)) {
+      // Only the step guards go; the init's `k == 0` stays in both parts.
+      std::vector<Guard> guards;
+      for (Guard& g : guards_on(node->body, node->loop_var.get()))
+        if (holds(node, at_least_one->a, {g})) guards.push_back(std::move(g));
+      if (guards.empty()) return std::nullopt;
+      return cut(node, guards, at_least_one->a);
+    }
+    const auto* ceil = as<FloorDivNode>(node->extent);
+    if (!ceil) return std::nullopt;
     const int64_t tile = as_const_int(ceil->b).value_or(0);
     if (tile < 2) return std::nullopt;
     std::vector<Guard> guards = guards_on(node->body, node->loop_var.get());

@@ -39,47 +39,63 @@ void schedule_dense(tir::Schedule& sch, const ScheduleArgs& args) {
     spatial = 2;
   }
   tir::LoopRV i = loops[spatial - 2], j = loops[spatial - 1], k = loops[spatial];
-  // The rows may be a size variable (a dynamic batch or sequence): their tiles are then cut at
-  // run time, the last one guarded; the columns and the reduction fix the register tile.
+  // Any of the rows, columns and reduction may be a size variable (a dynamic batch or
+  // sequence; attention's scores have columns and rows of the sequence): the tiles over a
+  // symbolic extent are cut at run time, the last one guarded, and a symbolic reduction runs
+  // whole inside the register tile.
   const std::optional<int64_t> rows = loop_extent(sch, i);
-  const int64_t cols = loop_extent(sch, j).value_or(0);
-  const int64_t depth = loop_extent(sch, k).value_or(0);
-  if ((rows && *rows <= 0) || cols <= 0 || depth <= 0)
-    throw_error("dense schedule: dynamic columns or reduction");
+  const std::optional<int64_t> cols = loop_extent(sch, j);
+  const std::optional<int64_t> depth = loop_extent(sch, k);
+  if ((rows && *rows <= 0) || (cols && *cols <= 0) || (depth && *depth <= 0))
+    throw_error("dense schedule: an empty row, column or reduction loop");
 
   const int64_t full_lanes = args.vector_bits / 32;
   int64_t lanes = 0;
-  for (int64_t v = full_lanes; v >= 4 && !lanes; v /= 2)
-    if (cols % v == 0 && (!packed || packed_block % v == 0)) lanes = v;
+  for (int64_t v = full_lanes; cols && v >= 4 && !lanes; v /= 2)
+    if (*cols % v == 0 && (!packed || packed_block % v == 0)) lanes = v;
   if (packed && !lanes) throw_error("dense schedule: a column block of ", packed_block);
-  // Columns that take no full vector (197 in the attention products of ViT) are cut into full
-  // vectors and a guarded last one; partition_loops gives the guard-free column tiles their
-  // own loop, which is why the column loop must then stay serial: the batch loops are the
-  // parallel tasks, so this needs a few of them.
+  // Columns that take no full vector (197 in the attention products of ViT), or a symbolic
+  // number of them, are cut into full vectors and a guarded last one; partition_loops gives the
+  // guard-free column tiles their own loop, which is why the column loop must then stay
+  // serial: the batch loops are the parallel tasks, so this needs a few of them (a symbolic
+  // batch, attention's batch * heads, is taken to be enough).
   int64_t batch = 1;
-  for (size_t d = 0; d + 2 < spatial; ++d) batch *= loop_extent(sch, loops[d]).value_or(0);
+  bool symbolic_batch = false;
+  for (size_t d = 0; d + 2 < spatial; ++d) {
+    std::optional<int64_t> extent = loop_extent(sch, loops[d]);
+    symbolic_batch |= !extent;
+    batch *= extent.value_or(1);
+  }
   const bool column_tail = !lanes;
   if (column_tail) {
-    if (cols < full_lanes || batch < 4)
-      throw_error("dense schedule: ", cols, " columns take no full vector");
+    if ((cols && *cols < full_lanes) || (!symbolic_batch && batch < 4))
+      throw_error("dense schedule: ", cols ? std::to_string(*cols) : "symbolic",
+                  " columns take no full vector");
     lanes = full_lanes;
   }
   // Single-row products are bound by reading the weight; more accumulators hide FMA latency.
   // Rows need not divide: the last, partial row tile is cut off by partition_loops.
   const int64_t tile_rows = rows ? std::min<int64_t>(*rows, 4) : 4;
-  const int64_t vector_count = (cols + lanes - 1) / lanes;
+  const int64_t vector_count = cols ? (*cols + lanes - 1) / lanes : 4;
   const int64_t vectors = packed ? packed_block / lanes
                           : column_tail
                               ? std::min<int64_t>(vector_count, 4)
-                              : largest_divisor_at_most(cols / lanes, tile_rows == 1 ? 8 : 4);
-  const int64_t panel = largest_divisor_at_most(depth, 256);
+                              : largest_divisor_at_most(*cols / lanes, tile_rows == 1 ? 8 : 4);
 
   std::vector<tir::LoopRV> jt =
       sch.split(j, {nullptr, tir::make_int(vectors), tir::make_int(lanes)});
   std::vector<tir::LoopRV> it = sch.split(i, {nullptr, tir::make_int(tile_rows)});
-  std::vector<tir::LoopRV> kt = sch.split(k, {nullptr, tir::make_int(panel)});
-  sch.reorder({jt[0], kt[0], it[0], kt[1], it[1], jt[1], jt[2]});
-  tir::BlockRV init = sch.decompose_reduction(block, kt[0]);
+  tir::BlockRV init;
+  if (depth) {
+    // A panel of the reduction at a time keeps the columns' slice of the weight in cache.
+    const int64_t panel = largest_divisor_at_most(*depth, 256);
+    std::vector<tir::LoopRV> kt = sch.split(k, {nullptr, tir::make_int(panel)});
+    sch.reorder({jt[0], kt[0], it[0], kt[1], it[1], jt[1], jt[2]});
+    init = sch.decompose_reduction(block, kt[0]);
+  } else {
+    sch.reorder({jt[0], it[0], k, it[1], jt[1], jt[2]});
+    init = sch.decompose_reduction(block, k);
+  }
   std::vector<tir::LoopRV> init_loops = sch.get_loops(init);
   sch.vectorize(init_loops.back());
   sch.vectorize(jt[2]);
