@@ -103,6 +103,17 @@ TEST_F(CliDynamic, OnePackageRunsAtEveryBatch) {
   }
 }
 
+// --profile on a VM package: one row per kernel call, named by its instruction and kernel,
+// and the kernel time against the run's.
+TEST_F(CliDynamic, ProfileOfAVmPackageListsItsKernelCalls) {
+  ASSERT_EQ(compile_result_->exit_code, 0) << compile_result_->err;
+  CommandResult r = run_anvil(
+      {"run", path("dynamic.tar"), "--inputs", path("in3.npz"), "--profile", "--repeat", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(": fused_"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("kernels: "), std::string::npos) << r.out;
+}
+
 TEST_F(CliDynamic, RuntimeOnlyProgramRunsThePackage) {
   ASSERT_EQ(compile_result_->exit_code, 0) << compile_result_->err;
   for (int batch : {3, 8}) {
