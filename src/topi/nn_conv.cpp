@@ -17,15 +17,15 @@ using tir::PrimExpr;
 
 // The geometry of one convolution or transpose in primal order.
 struct ConvShape {
-  std::vector<int64_t> data, weight;  // (N, C, spatial...) and (O, I, kernel...) or (I, O, ...)
+  // (N, C, spatial...) (transposes only, which need static spatial dims) and (O, I, kernel...)
+  // or (I, O, ...).
+  std::vector<int64_t> data, weight;
   std::vector<int64_t> strides, dilation, pad_before, pad_after;
 };
 
 template <typename AttrsT, int N>
-ConvShape conv_shape(const ComputeArgs& args, const AttrsT& a, const nn::LayoutMap& data_map,
-                     const nn::LayoutMap& weight_map) {
+ConvShape conv_shape(const ComputeArgs& args, const AttrsT& a, const nn::LayoutMap& weight_map) {
   ConvShape s;
-  s.data = data_map.primal_geometry(args.inputs[0].shape(), args.op_name());  // batch may be -1
   s.weight = weight_map.primal_shape(nn::static_shape(args.inputs[1]));
   s.strides = nn::spread(a.strides, N, 1);
   s.dilation = nn::spread(a.dilation, N, 1);
@@ -60,7 +60,7 @@ std::vector<te::Tensor> conv_compute(const ComputeArgs& args) {
   nn::LayoutMap weight_map(a.kernel_layout, nn::spatial_order("OI", N));
   const std::string out_layout = a.out_layout.empty() ? a.data_layout : a.out_layout;
   nn::LayoutMap out_map(out_layout, data_order);
-  ConvShape s = conv_shape<ir::ConvAttrs<N>, N>(args, a, data_map, weight_map);
+  ConvShape s = conv_shape<ir::ConvAttrs<N>, N>(args, a, weight_map);
 
   const int64_t groups = a.groups;
   const int64_t in_per_group = s.weight[1];
@@ -107,7 +107,9 @@ std::vector<te::Tensor> conv_transpose_compute(const ComputeArgs& args) {
   nn::LayoutMap weight_map(a.kernel_layout, nn::spatial_order("IO", N));
   const std::string out_layout = a.out_layout.empty() ? a.data_layout : a.out_layout;
   nn::LayoutMap out_map(out_layout, data_order);
-  ConvShape s = conv_shape<ir::ConvTransposeAttrs<N>, N>(args, a, data_map, weight_map);
+  ConvShape s = conv_shape<ir::ConvTransposeAttrs<N>, N>(args, a, weight_map);
+  // The transpose spreads the input over its static extents; the batch may be -1.
+  s.data = data_map.primal_geometry(data.shape(), args.op_name());
   std::vector<int64_t> out_primal =
       out_map.primal_shape(nn::static_ints(args.out_shape(), args.op_name()));
 

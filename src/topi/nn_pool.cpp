@@ -88,6 +88,71 @@ PrimExpr divide(const PrimExpr& sum, const PrimExpr& divisor, DataType dtype) {
   return tir::cast(dtype, tir::cast(f64, sum) / tir::cast(f64, divisor));
 }
 
+// Max pooling over spatial dims that are size variables (images of any size): each tap is read
+// only where it lies inside the input (if_then_else), so no padded stage of a static size is
+// needed; a window with no tap inside gives 0, as the reference does. nullopt when the
+// spatial dims are static (the general path).
+template <int N, typename AttrsT>
+std::optional<te::Tensor> max_pool_over_symbolic_dims(const ComputeArgs& args, const AttrsT& a,
+                                                      const nn::LayoutMap& in_map,
+                                                      const nn::LayoutMap& out_map) {
+  const te::Tensor& data = args.inputs[0];
+  const std::string letters = nn::spatial_axes(N);
+  std::vector<PrimExpr> in;
+  bool symbolic = false;
+  for (char axis : letters) {
+    in.push_back(data.shape()[in_map.stored_axis(axis)]);
+    symbolic |= !tir::as_const_int(in.back());
+  }
+  if (!symbolic) return std::nullopt;
+  const std::vector<int64_t> window = nn::spread(a.pool_size, N, 1);
+  const std::vector<int64_t> stride = nn::spread(a.strides, N, 1);
+  const std::vector<int64_t> dilation = nn::spread(a.dilation, N, 1);
+  const std::vector<int64_t> pad = nn::spread_padding(a.padding, N);
+  const DataType dtype = data.dtype();
+  const PrimExpr lowest = tir::reduce_identity(tir::ReduceKind::Max, dtype);
+  std::vector<tir::IterVar> reduce = nn::reduce_axes(window, "r", letters);
+  const std::vector<PrimExpr> out_shape = args.out_shape();
+  te::Tensor pooled = te::compute(
+      out_shape,
+      [&](const std::vector<tir::Var>& idx) {
+        std::vector<PrimExpr> p = out_map.to_primal(nn::var_exprs(idx));
+        PrimExpr inside;
+        for (size_t i = 0; i < size_t(N); ++i) {
+          PrimExpr at = p[2 + i] * stride[i] - pad[i] + reduce[i].var * dilation[i];
+          inside = nn::and_also(inside, tir::logical_and(at >= 0, at < in[i]));
+          p[2 + i] = at;
+        }
+        return tir::max_reduce(nn::if_then_else(inside, data.at(in_map.to_stored(p)), lowest),
+                               reduce);
+      },
+      "pool_max");
+  return te::compute(
+      out_shape,
+      [&](const std::vector<tir::Var>& idx) {
+        std::vector<PrimExpr> p = out_map.to_primal(nn::var_exprs(idx));
+        PrimExpr some_inside;
+        for (size_t i = 0; i < size_t(N); ++i) {
+          // The window's first and last taps: some tap is inside when they straddle the input.
+          PrimExpr first = p[2 + i] * stride[i] - pad[i];
+          PrimExpr last = first + (window[i] - 1) * dilation[i];
+          PrimExpr any = tir::logical_and(last >= 0, first < in[i]);
+          if (dilation[i] > 1) {
+            // With gaps between taps, count those inside: ceil((0 - first) / d) .. floor.
+            PrimExpr lo =
+                tir::max(tir::floordiv(-first + (dilation[i] - 1), tir::make_int(dilation[i])),
+                         tir::make_int(0));
+            PrimExpr hi = tir::min(tir::floordiv(in[i] - 1 - first, tir::make_int(dilation[i])),
+                                   tir::make_int(window[i] - 1));
+            any = lo <= hi;
+          }
+          some_inside = nn::and_also(some_inside, any);
+        }
+        return tir::select(some_inside, pooled.at(nn::var_exprs(idx)), tir::make_const(dtype, 0));
+      },
+      "pool_max_or_zero");
+}
+
 template <int N, typename AttrsT>
 std::vector<te::Tensor> pool_compute(const ComputeArgs& args, PoolKind kind, const AttrsT& a,
                                      double p_value = 2.0) {
@@ -98,6 +163,9 @@ std::vector<te::Tensor> pool_compute(const ComputeArgs& args, PoolKind kind, con
   nn::LayoutMap in_map(a.layout, order);
   nn::LayoutMap out_map(a.out_layout.empty() ? a.layout : a.out_layout, order);
   std::vector<PrimExpr> out_shape = args.out_shape();
+  if (kind == PoolKind::Max)
+    if (std::optional<te::Tensor> pooled = max_pool_over_symbolic_dims<N>(args, a, in_map, out_map))
+      return {*pooled};
   // The batch may be a size variable (-1 here); the windows only read the spatial sizes.
   const std::vector<int64_t> in_primal = in_map.primal_geometry(data.shape(), args.op_name());
   PoolWindows w = pool_windows<N>(a, in_primal, out_map.primal_geometry(out_shape, args.op_name()));
@@ -261,6 +329,50 @@ struct AdaptiveAxis {
   }
 };
 
+// A pool to one element per channel over spatial dims that are size variables (a CNN's head
+// on images of any size): each output reads its whole plane, and an average divides by the
+// plane's size. nullopt when every spatial dim is static (the general path below) or when an
+// output dim is not 1 (declined there).
+std::optional<std::vector<te::Tensor>> global_pool_over_symbolic_dims(
+    const ComputeArgs& args, bool max, int n, const nn::LayoutMap& in_map,
+    const nn::LayoutMap& out_map) {
+  const te::Tensor& data = args.inputs[0];
+  const std::string letters = nn::spatial_axes(n);
+  std::vector<PrimExpr> extents;
+  bool symbolic = false;
+  for (char axis : letters) {
+    extents.push_back(data.shape()[in_map.stored_axis(axis)]);
+    symbolic |= !tir::as_const_int(extents.back());
+  }
+  const std::vector<PrimExpr> out_shape = args.out_shape();
+  for (char axis : letters)
+    if (!tir::is_one(out_shape[out_map.stored_axis(axis)])) return std::nullopt;
+  if (!symbolic) return std::nullopt;
+  std::vector<tir::IterVar> reduce;
+  for (int i = 0; i < n; ++i)
+    reduce.push_back(
+        te::reduce_axis(extents[size_t(i)], "r" + nn::lower_case(letters.substr(size_t(i), 1))));
+  te::Tensor pooled = te::compute(
+      out_shape,
+      [&](const std::vector<tir::Var>& idx) {
+        std::vector<PrimExpr> p = out_map.to_primal(nn::var_exprs(idx));
+        for (int i = 0; i < n; ++i) p[size_t(2 + i)] = reduce[size_t(i)].var;
+        PrimExpr x = data.at(in_map.to_stored(p));
+        return max ? tir::max_reduce(x, reduce) : tir::sum(x, reduce);
+      },
+      max ? "global_pool_max" : "global_pool_sum");
+  if (max) return std::vector<te::Tensor>{pooled};
+  PrimExpr count = extents[0];
+  for (int i = 1; i < n; ++i) count = count * extents[size_t(i)];
+  const DataType dtype = data.dtype();
+  return std::vector<te::Tensor>{te::compute(
+      out_shape,
+      [&](const std::vector<tir::Var>& idx) {
+        return divide(pooled.at(nn::var_exprs(idx)), count, dtype);
+      },
+      "global_pool_avg")};
+}
+
 std::vector<te::Tensor> adaptive_pool(const ComputeArgs& args, bool max, int n,
                                       const std::string& layout, const std::string& out_layout) {
   const te::Tensor& data = args.inputs[0];
@@ -269,6 +381,9 @@ std::vector<te::Tensor> adaptive_pool(const ComputeArgs& args, bool max, int n,
   nn::LayoutMap in_map(layout, order);
   nn::LayoutMap out_map(out_layout.empty() ? layout : out_layout, order);
   std::vector<PrimExpr> out_shape = args.out_shape();
+  if (std::optional<std::vector<te::Tensor>> global =
+          global_pool_over_symbolic_dims(args, max, n, in_map, out_map))
+    return *global;
   std::vector<int64_t> in = in_map.primal_geometry(data.shape(), args.op_name());
   std::vector<int64_t> out = out_map.primal_geometry(out_shape, args.op_name());
   std::vector<AdaptiveAxis> axes;

@@ -223,14 +223,14 @@ inline te::Tensor pad_spatial(const te::Tensor& data, const LayoutMap& layout,
   bool any = false;
   for (size_t i = 0; i < axes.size(); ++i) any = any || before[i] != 0 || after[i] != 0;
   if (!any) return data;
-  // The padded axes are spatial, so static; others (the batch) may be size variables.
+  // Any axis may be a size variable (an image of any size).
   std::vector<PrimExpr> shape = data.shape();
   std::vector<size_t> positions;
-  std::vector<int64_t> in_extent;  // of each padded axis
+  std::vector<PrimExpr> in_extent;  // of each padded axis
   for (size_t i = 0; i < axes.size(); ++i) {
     positions.push_back(layout.stored_axis(axes[i]));
-    in_extent.push_back(static_ints({shape[positions.back()]}, "a padded axis")[0]);
-    shape[positions.back()] = tir::make_int(in_extent.back() + before[i] + after[i]);
+    in_extent.push_back(shape[positions.back()]);
+    shape[positions.back()] = in_extent.back() + (before[i] + after[i]);
   }
   return te::compute(
       shape,

@@ -88,6 +88,16 @@ def @main(%x: Tensor[(n, 3, 10, 10), float32], %w: Tensor[(16, 3, 3, 3), float32
   nn.global_avg_pool2d(%2)
 })",
      3},
+    {"conv_pool_symbolic_image", R"(
+def @main(%x: Tensor[(n, 4, s, s), float32], %w: Tensor[(8, 4, 3, 3), float32], %g: Tensor[(8, 2, 3, 3), float32]) {
+  %0 = nn.conv2d(%x, %w, strides=[2, 2], padding=[1, 1, 1, 1], channels=8, kernel_size=[3, 3]);
+  %1 = nn.relu(%0);
+  %2 = nn.conv2d(%1, %g, padding=[1, 1, 1, 1], groups=4, channels=8, kernel_size=[3, 3]);
+  %3 = nn.max_pool2d(%2, pool_size=[3, 3], strides=[2, 2], padding=[1, 1, 1, 1]);
+  %4 = nn.max_pool2d(%x, pool_size=[2, 2], strides=[2, 2], ceil_mode=True);
+  (nn.global_avg_pool2d(%3), nn.global_max_pool2d(%2), %4)
+})",
+     3},
     {"flatten_transpose_concat", R"(
 def @main(%x: Tensor[(n, 2, 3, 4), float32], %y: Tensor[(n, 24), float32]) {
   %0 = nn.batch_flatten(%x);
