@@ -88,14 +88,15 @@ PrimExpr divide(const PrimExpr& sum, const PrimExpr& divisor, DataType dtype) {
   return tir::cast(dtype, tir::cast(f64, sum) / tir::cast(f64, divisor));
 }
 
-// Max pooling over spatial dims that are size variables (images of any size): each tap is read
-// only where it lies inside the input (if_then_else), so no padded stage of a static size is
-// needed; a window with no tap inside gives 0, as the reference does. nullopt when the
-// spatial dims are static (the general path).
+// Max and average pooling over spatial dims that are size variables (images of any size): each
+// tap is read only where it lies inside the input (if_then_else), so no padded stage of a
+// static size is needed. As in the general path, a max over a window with no tap inside is 0,
+// and an average divides by the whole window with count_include_pad, else by the taps inside.
+// nullopt when the spatial dims are static (the general path).
 template <int N, typename AttrsT>
-std::optional<te::Tensor> max_pool_over_symbolic_dims(const ComputeArgs& args, const AttrsT& a,
-                                                      const nn::LayoutMap& in_map,
-                                                      const nn::LayoutMap& out_map) {
+std::optional<te::Tensor> pool_over_symbolic_dims(const ComputeArgs& args, const AttrsT& a,
+                                                  PoolKind kind, const nn::LayoutMap& in_map,
+                                                  const nn::LayoutMap& out_map) {
   const te::Tensor& data = args.inputs[0];
   const std::string letters = nn::spatial_axes(N);
   std::vector<PrimExpr> in;
@@ -110,7 +111,9 @@ std::optional<te::Tensor> max_pool_over_symbolic_dims(const ComputeArgs& args, c
   const std::vector<int64_t> dilation = nn::spread(a.dilation, N, 1);
   const std::vector<int64_t> pad = nn::spread_padding(a.padding, N);
   const DataType dtype = data.dtype();
-  const PrimExpr lowest = tir::reduce_identity(tir::ReduceKind::Max, dtype);
+  const bool max = kind == PoolKind::Max;
+  const PrimExpr outside =
+      max ? tir::reduce_identity(tir::ReduceKind::Max, dtype) : tir::make_const(dtype, 0);
   std::vector<tir::IterVar> reduce = nn::reduce_axes(window, "r", letters);
   const std::vector<PrimExpr> out_shape = args.out_shape();
   te::Tensor pooled = te::compute(
@@ -123,34 +126,39 @@ std::optional<te::Tensor> max_pool_over_symbolic_dims(const ComputeArgs& args, c
           inside = nn::and_also(inside, tir::logical_and(at >= 0, at < in[i]));
           p[2 + i] = at;
         }
-        return tir::max_reduce(nn::if_then_else(inside, data.at(in_map.to_stored(p)), lowest),
-                               reduce);
+        PrimExpr x = nn::if_then_else(inside, data.at(in_map.to_stored(p)), outside);
+        return max ? tir::max_reduce(x, reduce) : tir::sum(x, reduce);
       },
-      "pool_max");
+      max ? "pool_max" : "pool_sum");
+  // How many taps of the window at output position o lie inside the input along axis i: the
+  // k in [0, window) with 0 <= first + k * dilation < in.
+  auto taps_inside = [&](size_t i, const PrimExpr& o) {
+    PrimExpr first = o * stride[i] - pad[i];
+    PrimExpr d = tir::make_int(dilation[i]);
+    PrimExpr lo = tir::max(tir::floordiv(-first + (dilation[i] - 1), d), tir::make_int(0));
+    PrimExpr hi = tir::min(tir::floordiv(in[i] - 1 - first, d), tir::make_int(window[i] - 1));
+    return tir::max(hi - lo + 1, tir::make_int(0));
+  };
+  bool count_include_pad = false;
+  if constexpr (requires { a.count_include_pad; }) count_include_pad = a.count_include_pad;
+  int64_t whole_window = 1;
+  for (int64_t k : window) whole_window *= k;
   return te::compute(
       out_shape,
       [&](const std::vector<tir::Var>& idx) {
         std::vector<PrimExpr> p = out_map.to_primal(nn::var_exprs(idx));
-        PrimExpr some_inside;
+        PrimExpr value = pooled.at(nn::var_exprs(idx));
+        PrimExpr taps;
         for (size_t i = 0; i < size_t(N); ++i) {
-          // The window's first and last taps: some tap is inside when they straddle the input.
-          PrimExpr first = p[2 + i] * stride[i] - pad[i];
-          PrimExpr last = first + (window[i] - 1) * dilation[i];
-          PrimExpr any = tir::logical_and(last >= 0, first < in[i]);
-          if (dilation[i] > 1) {
-            // With gaps between taps, count those inside: ceil((0 - first) / d) .. floor.
-            PrimExpr lo =
-                tir::max(tir::floordiv(-first + (dilation[i] - 1), tir::make_int(dilation[i])),
-                         tir::make_int(0));
-            PrimExpr hi = tir::min(tir::floordiv(in[i] - 1 - first, tir::make_int(dilation[i])),
-                                   tir::make_int(window[i] - 1));
-            any = lo <= hi;
-          }
-          some_inside = nn::and_also(some_inside, any);
+          PrimExpr t = taps_inside(i, p[2 + i]);
+          taps = taps ? taps * t : t;
         }
-        return tir::select(some_inside, pooled.at(nn::var_exprs(idx)), tir::make_const(dtype, 0));
+        if (max) return tir::select(taps > 0, value, tir::make_const(dtype, 0));
+        // An empty window sums to 0; dividing by 1 keeps it 0.
+        PrimExpr divisor = count_include_pad ? tir::make_int(whole_window) : tir::max(taps, 1);
+        return divide(value, divisor, dtype);
       },
-      "pool_max_or_zero");
+      max ? "pool_max_or_zero" : "pool_avg");
 }
 
 template <int N, typename AttrsT>
@@ -163,8 +171,9 @@ std::vector<te::Tensor> pool_compute(const ComputeArgs& args, PoolKind kind, con
   nn::LayoutMap in_map(a.layout, order);
   nn::LayoutMap out_map(a.out_layout.empty() ? a.layout : a.out_layout, order);
   std::vector<PrimExpr> out_shape = args.out_shape();
-  if (kind == PoolKind::Max)
-    if (std::optional<te::Tensor> pooled = max_pool_over_symbolic_dims<N>(args, a, in_map, out_map))
+  if (kind == PoolKind::Max || kind == PoolKind::Avg)
+    if (std::optional<te::Tensor> pooled =
+            pool_over_symbolic_dims<N>(args, a, kind, in_map, out_map))
       return {*pooled};
   // The batch may be a size variable (-1 here); the windows only read the spatial sizes.
   const std::vector<int64_t> in_primal = in_map.primal_geometry(data.shape(), args.op_name());

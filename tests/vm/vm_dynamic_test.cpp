@@ -95,7 +95,10 @@ def @main(%x: Tensor[(n, 4, s, s), float32], %w: Tensor[(8, 4, 3, 3), float32], 
   %2 = nn.conv2d(%1, %g, padding=[1, 1, 1, 1], groups=4, channels=8, kernel_size=[3, 3]);
   %3 = nn.max_pool2d(%2, pool_size=[3, 3], strides=[2, 2], padding=[1, 1, 1, 1]);
   %4 = nn.max_pool2d(%x, pool_size=[2, 2], strides=[2, 2], ceil_mode=True);
-  (nn.global_avg_pool2d(%3), nn.global_max_pool2d(%2), %4)
+  %5 = nn.avg_pool2d(%x, pool_size=[3, 3], strides=[2, 2], padding=[1, 1, 1, 1]);
+  %6 = nn.avg_pool2d(%x, pool_size=[3, 2], strides=[2, 1], padding=[1, 0, 1, 1], ceil_mode=True, count_include_pad=True);
+  %7 = nn.max_pool2d(%x, pool_size=[2, 2], dilation=[2, 2], padding=[2, 2, 2, 2]);
+  (nn.global_avg_pool2d(%3), nn.global_max_pool2d(%2), %4, %5, %6, %7)
 })",
      3},
     {"flatten_transpose_concat", R"(
