@@ -211,19 +211,13 @@ class GraphExecutor::Impl {
       }
     }
     if (run_mean_ms) *run_mean_ms = run_total_ms / repeat;
-    double sum = 0;
-    for (double t : total_ms) sum += t;
     std::vector<KernelProfile> rows;
     for (size_t i = 0; i < calls_.size(); ++i) {
       const detail::GraphNode& node = spec_.nodes[size_t(calls_[i].node)];
-      double mean = total_ms[i] / repeat;
-      rows.push_back(KernelProfile{node.name, node.func_name, mean,
-                                   sum > 0 ? 100.0 * total_ms[i] / sum : 0.0, node.fused_ops,
-                                   node.flops});
+      rows.push_back(KernelProfile{node.name, node.func_name, total_ms[i] / repeat, 0.0,
+                                   node.fused_ops, node.flops});
     }
-    std::stable_sort(rows.begin(), rows.end(), [](const KernelProfile& a, const KernelProfile& b) {
-      return a.mean_ms > b.mean_ms;
-    });
+    rank_kernel_profile(rows);
     return rows;
   }
 
@@ -311,6 +305,15 @@ class GraphExecutor::Impl {
   std::vector<int> ordered_inputs_;                         // index -> arg_nodes position
   int num_plain_inputs_ = 0;
 };
+
+void rank_kernel_profile(std::vector<KernelProfile>& rows) {
+  double sum = 0;
+  for (const KernelProfile& row : rows) sum += row.mean_ms;
+  for (KernelProfile& row : rows) row.percent = sum > 0 ? 100.0 * row.mean_ms / sum : 0.0;
+  std::stable_sort(rows.begin(), rows.end(), [](const KernelProfile& a, const KernelProfile& b) {
+    return a.mean_ms > b.mean_ms;
+  });
+}
 
 BenchmarkResult benchmark_function(const std::function<void()>& run, int repeat, int number) {
   if (repeat < 1 || number < 1)

@@ -104,8 +104,6 @@ class VirtualMachine::Impl {
       profiling_ = false;
     }
     if (run_mean_ms) *run_mean_ms = run_total_ms / repeat;
-    double sum = 0;
-    for (double t : call_ms_) sum += t;
     std::vector<KernelProfile> rows;
     for (size_t pc = 0; pc < fn.instructions.size(); ++pc) {
       const vm::Instruction& in = fn.instructions[pc];
@@ -113,12 +111,10 @@ class VirtualMachine::Impl {
       const std::string& name = in.op == vm::Opcode::InvokeKernel
                                     ? exec_->kernel_names[size_t(in.index)]
                                     : exec_->runtime_funcs[size_t(in.index)].name;
-      rows.push_back(KernelProfile{std::to_string(pc) + ": " + name, name, call_ms_[pc] / repeat,
-                                   sum > 0 ? 100.0 * call_ms_[pc] / sum : 0.0, "", 0});
+      rows.push_back(
+          KernelProfile{std::to_string(pc) + ": " + name, name, call_ms_[pc] / repeat, 0.0, "", 0});
     }
-    std::stable_sort(rows.begin(), rows.end(), [](const KernelProfile& a, const KernelProfile& b) {
-      return a.mean_ms > b.mean_ms;
-    });
+    rank_kernel_profile(rows);
     return rows;
   }
 
@@ -143,13 +139,10 @@ class VirtualMachine::Impl {
           break;
         case vm::Opcode::InvokeKernel:
         case vm::Opcode::InvokePacked: {
-          if (!profiling_) {
-            in.op == vm::Opcode::InvokeKernel ? invoke_kernel(pc, in) : invoke_packed(pc, in);
-            break;
-          }
-          auto start = std::chrono::steady_clock::now();
+          const auto start = profiling_ ? std::chrono::steady_clock::now()
+                                        : std::chrono::steady_clock::time_point();
           in.op == vm::Opcode::InvokeKernel ? invoke_kernel(pc, in) : invoke_packed(pc, in);
-          call_ms_[pc] += elapsed_ms(start);
+          if (profiling_) call_ms_[pc] += elapsed_ms(start);
           break;
         }
         case vm::Opcode::If:

@@ -37,28 +37,12 @@ std::vector<te::Tensor> take(const ComputeArgs& args) {
   if (!attrs.axis) {
     // Into the flattened data; any dim of the data or the indices may be a size variable.
     const std::vector<PrimExpr>& in_shape = data.shape();
-    std::optional<std::vector<int64_t>> known = std::vector<int64_t>();
-    for (const PrimExpr& d : in_shape) {
-      std::optional<int64_t> value = tir::as_const_int(d);
-      if (!value) {
-        known.reset();
-        break;
-      }
-      known->push_back(*value);
-    }
-    PrimExpr count = tir::make_int(1);
-    if (known) {
-      int64_t elements = 1;
-      for (int64_t d : *known) elements *= d;
-      count = tir::make_int(elements);
-    } else {
-      for (const PrimExpr& d : in_shape) count = count * d;
-    }
+    const PrimExpr count = shape_product(in_shape);
     return {gather_compute(
         data, args.out_shape(),
         [=](const std::vector<PrimExpr>& out) {
           PrimExpr flat = resolve_index(indices.at(out), count, mode);
-          return known ? unravel(flat, *known) : unravel(flat, in_shape);
+          return unravel(flat, in_shape);
         },
         tensor_name(args))};
   }

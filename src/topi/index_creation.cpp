@@ -58,8 +58,7 @@ std::vector<te::Tensor> shape_of(const ComputeArgs& args) {
 }
 
 std::vector<te::Tensor> ndarray_size(const ComputeArgs& args) {
-  PrimExpr count = tir::make_int(1);
-  for (const PrimExpr& d : args.inputs[0].shape()) count = count * d;
+  PrimExpr count = shape_product(args.inputs[0].shape());
   DataType dtype = args.out_dtype();
   std::optional<int64_t> known = tir::as_const_int(count);
   return {filled(args, known ? tir::make_int(*known, dtype) : tir::cast(dtype, count))};

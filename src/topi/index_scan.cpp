@@ -75,15 +75,9 @@ PrimExpr nonzero_at(const te::Tensor& data, const PrimExpr& flat) {
   return tir::ne(x, tir::make_const(x.dtype(), 0));
 }
 
-PrimExpr element_count(const te::Tensor& data) {
-  PrimExpr n = tir::make_int(1);
-  for (const PrimExpr& dim : data.shape()) n = n * dim;
-  return n;
-}
-
 // How many elements of data are nonzero, as a one-element tensor.
 te::Tensor nonzero_count(const te::Tensor& data, const std::string& name) {
-  const PrimExpr n = element_count(data);
+  const PrimExpr n = shape_product(data.shape());
   return te::compute(
       {tir::make_int(1)},
       [&](const std::vector<tir::Var>&) {
@@ -97,7 +91,7 @@ te::Tensor nonzero_count(const te::Tensor& data, const std::string& name) {
 // count, the counts of the blocks before it, then the elements before within the block. A
 // read that the condition leaves out is clamped into the data.
 te::Tensor running_nonzero_count(const te::Tensor& data, const std::string& name) {
-  const PrimExpr n = element_count(data);
+  const PrimExpr n = shape_product(data.shape());
   const PrimExpr block = tir::make_int(kCountBlock);
   const PrimExpr blocks = tir::floordiv(n + (kCountBlock - 1), block);
   te::Tensor per_block = te::compute(
@@ -160,7 +154,7 @@ PrimExpr lower_bound(const te::Tensor& values, const PrimExpr& length, const Pri
 std::vector<te::Tensor> nonzero(const ComputeArgs& args) {
   const te::Tensor& data = args.inputs[0];
   const std::string name = tensor_name(args);
-  const PrimExpr n = element_count(data);
+  const PrimExpr n = shape_product(data.shape());
   te::Tensor running = running_nonzero_count(data, name);
   int bits = 48;  // 2^48 elements is beyond any tensor a symbolic dim stands for
   if (std::optional<int64_t> size = tir::as_const_int(n))

@@ -193,16 +193,13 @@ UniqueSlices unique_slices(const te::Tensor& data, const ir::UniqueAttrs& attrs,
   UniqueSlices u;
   u.data = data;
   std::vector<PrimExpr> shape = data.shape();
-  PrimExpr total = tir::make_int(1);
-  for (const PrimExpr& dim : shape) total = total * dim;
   if (attrs.axis) {
     u.axis = size_t(wrap_axis(*attrs.axis, int64_t(data.ndim())));
     u.count = shape[*u.axis];
-    u.length = tir::make_int(1);
-    for (size_t d = 0; d < shape.size(); ++d)
-      if (d != *u.axis) u.length = u.length * shape[d];
+    shape.erase(shape.begin() + std::ptrdiff_t(*u.axis));
+    u.length = shape_product(shape);
   } else {
-    u.count = total;
+    u.count = shape_product(shape);
     u.length = tir::make_int(1);
   }
   const UniqueSlices& slices = u;

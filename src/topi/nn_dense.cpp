@@ -100,18 +100,6 @@ std::vector<te::Tensor> batch_matmul_compute(const ComputeArgs& args) {
   return {te::compute(args.out_shape(), body, "T_batch_matmul", {"b", "i", "j"})};
 }
 
-// The indices into an operand with batch dims `shape` (right-aligned against the output's
-// batch indices; a dim of 1 broadcasts).
-std::vector<PrimExpr> broadcast_batch(const std::vector<PrimExpr>& out_batch,
-                                      const std::vector<PrimExpr>& shape,
-                                      const std::vector<PrimExpr>& out_shape) {
-  std::vector<PrimExpr> index;
-  size_t skip = out_batch.size() - shape.size();
-  for (size_t i = 0; i < shape.size(); ++i)
-    index.push_back(broadcast_axis_index(shape[i], out_batch[skip + i], out_shape[skip + i]));
-  return index;
-}
-
 // numpy.matmul: a 1-D a is a row and a 1-D b a column, their added axes dropped from the
 // output; the leading axes broadcast.
 std::vector<te::Tensor> numpy_matmul_compute(const ComputeArgs& args) {
@@ -130,8 +118,8 @@ std::vector<te::Tensor> numpy_matmul_compute(const ComputeArgs& args) {
   tir::IterVar k = te::reduce_axis(a_shape.back(), "k");
   auto body = [=](const std::vector<tir::Var>& idx) {
     std::vector<PrimExpr> batch(idx.begin(), idx.begin() + batch_rank);
-    std::vector<PrimExpr> a_index = broadcast_batch(batch, a_batch, out_batch);
-    std::vector<PrimExpr> b_index = broadcast_batch(batch, b_batch, out_batch);
+    std::vector<PrimExpr> a_index = broadcast_index(a_batch, batch, out_batch);
+    std::vector<PrimExpr> b_index = broadcast_index(b_batch, batch, out_batch);
     if (!a_vector) a_index.push_back(idx[batch_rank]);
     a_index.push_back(k.var);
     b_index.push_back(k.var);

@@ -88,6 +88,21 @@ PrimExpr divide(const PrimExpr& sum, const PrimExpr& divisor, DataType dtype) {
   return tir::cast(dtype, tir::cast(f64, sum) / tir::cast(f64, divisor));
 }
 
+// The extents of data's spatial axes (in primal order, read through the layout) when one of
+// them is a size variable; nullopt when all are static.
+std::optional<std::vector<PrimExpr>> symbolic_spatial_extents(const te::Tensor& data,
+                                                              const nn::LayoutMap& layout,
+                                                              const std::string& letters) {
+  std::vector<PrimExpr> extents;
+  bool symbolic = false;
+  for (char axis : letters) {
+    extents.push_back(data.shape()[layout.stored_axis(axis)]);
+    symbolic |= !tir::as_const_int(extents.back());
+  }
+  if (!symbolic) return std::nullopt;
+  return extents;
+}
+
 // Max and average pooling over spatial dims that are size variables (images of any size): each
 // tap is read only where it lies inside the input (if_then_else), so no padded stage of a
 // static size is needed. As in the general path, a max over a window with no tap inside is 0,
@@ -99,13 +114,10 @@ std::optional<te::Tensor> pool_over_symbolic_dims(const ComputeArgs& args, const
                                                   const nn::LayoutMap& out_map) {
   const te::Tensor& data = args.inputs[0];
   const std::string letters = nn::spatial_axes(N);
-  std::vector<PrimExpr> in;
-  bool symbolic = false;
-  for (char axis : letters) {
-    in.push_back(data.shape()[in_map.stored_axis(axis)]);
-    symbolic |= !tir::as_const_int(in.back());
-  }
-  if (!symbolic) return std::nullopt;
+  const std::optional<std::vector<PrimExpr>> symbolic_in =
+      symbolic_spatial_extents(data, in_map, letters);
+  if (!symbolic_in) return std::nullopt;
+  const std::vector<PrimExpr>& in = *symbolic_in;
   const std::vector<int64_t> window = nn::spread(a.pool_size, N, 1);
   const std::vector<int64_t> stride = nn::spread(a.strides, N, 1);
   const std::vector<int64_t> dilation = nn::spread(a.dilation, N, 1);
@@ -347,16 +359,13 @@ std::optional<std::vector<te::Tensor>> global_pool_over_symbolic_dims(
     const nn::LayoutMap& out_map) {
   const te::Tensor& data = args.inputs[0];
   const std::string letters = nn::spatial_axes(n);
-  std::vector<PrimExpr> extents;
-  bool symbolic = false;
-  for (char axis : letters) {
-    extents.push_back(data.shape()[in_map.stored_axis(axis)]);
-    symbolic |= !tir::as_const_int(extents.back());
-  }
+  const std::optional<std::vector<PrimExpr>> symbolic_in =
+      symbolic_spatial_extents(data, in_map, letters);
+  if (!symbolic_in) return std::nullopt;
+  const std::vector<PrimExpr>& extents = *symbolic_in;
   const std::vector<PrimExpr> out_shape = args.out_shape();
   for (char axis : letters)
     if (!tir::is_one(out_shape[out_map.stored_axis(axis)])) return std::nullopt;
-  if (!symbolic) return std::nullopt;
   std::vector<tir::IterVar> reduce;
   for (int i = 0; i < n; ++i)
     reduce.push_back(
@@ -371,8 +380,7 @@ std::optional<std::vector<te::Tensor>> global_pool_over_symbolic_dims(
       },
       max ? "global_pool_max" : "global_pool_sum");
   if (max) return std::vector<te::Tensor>{pooled};
-  PrimExpr count = extents[0];
-  for (int i = 1; i < n; ++i) count = count * extents[size_t(i)];
+  const PrimExpr count = shape_product(extents);
   const DataType dtype = data.dtype();
   return std::vector<te::Tensor>{te::compute(
       out_shape,

@@ -49,6 +49,21 @@ inline int64_t normalize_axis(int64_t axis, int64_t rank, const std::string& op)
   return normalized;
 }
 
+// True when two shape expressions are the same (the same size variable, or equal constants).
+inline bool same_extent(const PrimExpr& a, const PrimExpr& b) {
+  if (a.get() == b.get()) return true;
+  auto x = tir::as_const_int(a), y = tir::as_const_int(b);
+  if (x && y) return *x == *y;
+  return tir::structural_equal(a, b);
+}
+
+// The product of shape expressions (a constant when all are).
+inline PrimExpr shape_product(const std::vector<PrimExpr>& dims) {
+  PrimExpr total = tir::make_int(1);
+  for (const PrimExpr& d : dims) total = total * d;
+  return total;
+}
+
 // The index along one axis of an operand of extent `dim` for output index i along an output
 // axis of extent `extent`, in a numpy broadcast: a dim of extent 1 always reads element 0. A
 // size variable that is not the output's dim (the output's is a constant or a broadcast(a, b)
@@ -57,25 +72,32 @@ inline int64_t normalize_axis(int64_t axis, int64_t rank, const std::string& op)
 inline PrimExpr broadcast_axis_index(const PrimExpr& dim, const PrimExpr& i,
                                      const PrimExpr& extent) {
   if (tir::is_one(dim)) return tir::make_int(0);
-  if (tir::as_const_int(dim) || dim.get() == extent.get() || tir::structural_equal(dim, extent))
-    return i;
+  if (tir::as_const_int(dim) || same_extent(dim, extent)) return i;
   PrimExpr in_range = tir::as_const_int(extent) ? tir::min(i, dim - 1) : i;
   return tir::select(tir::eq(dim, tir::make_int(1)), tir::make_int(0), in_range);
 }
 
-// The indices into t for an output element at `index` of a numpy-broadcast result of shape
-// `extents`: t's dims align with the trailing output dims (see broadcast_axis_index).
-inline std::vector<PrimExpr> broadcast_index(const te::Tensor& t,
+// The indices into an operand of dims `dims` for an output element at `index` of a
+// numpy-broadcast result of shape `extents`: the dims align with the trailing output dims (see
+// broadcast_axis_index).
+inline std::vector<PrimExpr> broadcast_index(const std::vector<PrimExpr>& dims,
                                              const std::vector<PrimExpr>& index,
                                              const std::vector<PrimExpr>& extents) {
-  size_t rank = t.shape().size();
+  size_t rank = dims.size();
   ANVIL_ICHECK(rank <= index.size() && index.size() == extents.size(), "broadcast of rank ", rank,
                " into rank ", index.size());
   size_t offset = index.size() - rank;
   std::vector<PrimExpr> result;
   for (size_t d = 0; d < rank; ++d)
-    result.push_back(broadcast_axis_index(t.shape()[d], index[offset + d], extents[offset + d]));
+    result.push_back(broadcast_axis_index(dims[d], index[offset + d], extents[offset + d]));
   return result;
+}
+
+// The same for tensor t.
+inline std::vector<PrimExpr> broadcast_index(const te::Tensor& t,
+                                             const std::vector<PrimExpr>& index,
+                                             const std::vector<PrimExpr>& extents) {
+  return broadcast_index(t.shape(), index, extents);
 }
 
 // t read at a broadcast position of a result of shape `extents` (see broadcast_index).

@@ -14,12 +14,6 @@
 namespace anvil::topi::transform {
 namespace {
 
-PrimExpr product(const std::vector<PrimExpr>& dims) {
-  PrimExpr total = tir::make_int(1);
-  for (const PrimExpr& d : dims) total = total * d;
-  return total;
-}
-
 PrimExpr all_of(const std::vector<PrimExpr>& flags) {
   PrimExpr all = tir::make_const(DataType::boolean(), 1);
   for (const PrimExpr& f : flags) all = tir::logical_and(all, f);
@@ -45,7 +39,7 @@ te::Tensor reshape_dims(const ComputeArgs& args) {
         inferred + tir::select(tir::eq(s, tir::make_int(-1)), tir::make_int(1), tir::make_int(0));
     checks.push_back(tir::make_int(-1) <= s);
   }
-  PrimExpr total = product(in);
+  PrimExpr total = shape_product(in);
   for (int64_t j = 0; j < k; ++j) {
     PrimExpr s = vector_element(target, j);
     dims.push_back(tir::select(tir::eq(s, tir::make_int(-1)),
@@ -53,7 +47,7 @@ te::Tensor reshape_dims(const ComputeArgs& args) {
                                wanted[size_t(j)]));
   }
   checks.push_back(inferred <= tir::make_int(1));
-  checks.push_back(tir::eq(product(dims), total));
+  checks.push_back(tir::eq(shape_product(dims), total));
   return shape_function_result(dims, all_of(checks), args);
 }
 

@@ -129,13 +129,6 @@ std::vector<PrimExpr> unravel(const PrimExpr& flat, const std::vector<PrimExpr>&
   return index;
 }
 
-bool same_extent(const PrimExpr& a, const PrimExpr& b) {
-  if (a.get() == b.get()) return true;
-  auto x = tir::as_const_int(a), y = tir::as_const_int(b);
-  if (x && y) return *x == *y;
-  return tir::structural_equal(a, b);
-}
-
 std::vector<PrimExpr> reshape_source(const std::vector<PrimExpr>& out_index,
                                      const std::vector<PrimExpr>& out_shape,
                                      const std::vector<PrimExpr>& in_shape) {

@@ -10,6 +10,7 @@
 #include "anvil/te/te.h"
 #include "anvil/tir/tir.h"
 #include "anvil/topi/topi.h"
+#include "topi/topi_util.h"
 
 namespace anvil::topi::transform {
 
@@ -115,9 +116,6 @@ te::Tensor gather_compute(
     const te::Tensor& input, const std::vector<PrimExpr>& out_shape,
     std::function<std::vector<PrimExpr>(const std::vector<PrimExpr>&)> source_index,
     const std::string& name);
-
-// True when two shape expressions are the same (the same size variable, or equal constants).
-bool same_extent(const PrimExpr& a, const PrimExpr& b);
 
 // ---------------------------------------------------------------- layouts
 

@@ -31,6 +31,10 @@ struct KernelProfile {
   int64_t flops = 0;      // floating-point operations per call, when the graph says
 };
 
+// Fills each row's share of the summed kernel time from the rows' mean times, and orders them
+// slowest first (the executors' profile()).
+void rank_kernel_profile(std::vector<KernelProfile>& rows);
+
 // Name, shape and dtype of one graph input.
 struct InputInfo {
   std::string name;
