@@ -298,6 +298,8 @@ class GraphBuilder {
         if (auto info = kernel_info_.find(node.func_name); info != kernel_info_.end()) {
           json_node["attrs"]["fused_ops"] = info->second.fused_ops;
           json_node["attrs"]["flops"] = std::to_string(info->second.flops);
+          if (!info->second.schedule.empty())
+            json_node["attrs"]["schedule"] = info->second.schedule;
         }
       }
       json_node["inputs"] = std::move(inputs);

@@ -54,6 +54,19 @@ int count_groups(const ir::Function& main) {
   return groups;
 }
 
+// "x86.conv2d_nchwc", "generic", or "generic (x86.conv2d_nchwc declined: <why>)".
+std::string schedule_summary(const tir::PrimFunc& func) {
+  auto text = [&](const char* key) -> std::string {
+    const ir::AttrValue* value = func->func_attrs.find(key);
+    const std::string* s = value ? std::get_if<std::string>(value) : nullptr;
+    return s ? *s : std::string();
+  };
+  std::string schedule = text(topi::kScheduleAttr);
+  std::string declined = text(topi::kScheduleDeclinedAttr);
+  if (!declined.empty()) schedule += " (declined " + declined + ")";
+  return schedule;
+}
+
 class GroupLowerer : public ir::ExprMutator {
  public:
   GroupLowerer(const lower::LowerGroupOptions& options, bool print_tir, LowerProgress progress,
@@ -96,7 +109,8 @@ class GroupLowerer : public ir::ExprMutator {
     tir::PrimFunc lowered = tir::transform::lower(scheduled);
     if (print_tir_) std::fprintf(stderr, "%s\n", tir::print(lowered).c_str());
     kernels.push_back(lowered);
-    kernel_info[name] = KernelInfo{fused_op_names(*fn), analysis::function_flops(*fn)};
+    kernel_info[name] =
+        KernelInfo{fused_op_names(*fn), analysis::function_flops(*fn), schedule_summary(scheduled)};
     by_hash_[hash].emplace_back(fn, name);
     return name;
   }

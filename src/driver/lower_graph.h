@@ -17,6 +17,9 @@ namespace anvil::driver {
 struct KernelInfo {
   std::string fused_ops;  // "nn.conv2d, add, nn.relu"
   int64_t flops = 0;      // per call (analysis::function_flops)
+  // The schedule strategy that scheduled it ("x86.conv2d_nchwc", "generic"), and after
+  // "generic", why the anchor's strategy declined.
+  std::string schedule;
 };
 
 struct LoweredGraph {

@@ -207,6 +207,12 @@ const ir::CallNode* find_anchor(const ir::Function& fn) {
   return anchor;
 }
 
+tir::PrimFunc with_schedule_attrs(const tir::PrimFunc& func, const ir::DictAttrs& attrs) {
+  ir::DictAttrs merged = func->func_attrs;
+  for (const auto& [key, value] : attrs.entries) merged = merged.with(key, value);
+  return tir::PrimFuncNode::make(func->params, func->buffer_map, func->body, merged);
+}
+
 size_t count_outputs(const ir::Function& fn) {
   const ir::Type& type = fn->body->checked_type;
   if (const auto* tuple = ir::as<ir::TupleTypeNode>(type)) return tuple->fields.size();
@@ -233,18 +239,28 @@ tir::PrimFunc schedule_group(const tir::PrimFunc& func, const ir::Function& fn,
   for (size_t i = 0; i < remaining.size(); ++i)
     if (has_reduce_vars(*find_block(sch.func(), remaining[i].name))) anchor_index = int(i);
 
+  // The anchor's strategy, when it has one and accepts the group; the generic schedule
+  // otherwise. Either way the kernel records which one ran, and why a strategy declined.
+  ir::DictAttrs attrs;
   if (const ir::CallNode* anchor = find_anchor(fn)) {
-    if (const topi::ScheduleFn* custom = topi::find_schedule(anchor->op()->name)) {
+    if (const topi::ScheduleStrategy* strategy = topi::find_schedule(anchor->op()->name)) {
       topi::ScheduleArgs args{
           *anchor, remaining[anchor_index].name, {}, options.vector_bits, options.target_kind};
       for (size_t i = anchor_index + 1; i < remaining.size(); ++i)
         args.epilogue_blocks.push_back(remaining[i].name);
-      if (try_step(sch, [&](Schedule& s) { (*custom)(s, args); })) return sch.func();
+      Schedule attempt = sch;
+      try {
+        strategy->schedule(attempt, args);
+        return with_schedule_attrs(attempt.func(),
+                                   ir::DictAttrs().with(topi::kScheduleAttr, strategy->name));
+      } catch (const Error& e) {
+        attrs = attrs.with(topi::kScheduleDeclinedAttr, strategy->name + ": " + e.what());
+      }
     }
   }
   for (const BlockRV& block : remaining)
     schedule_block_generic(sch, block.name, options.vector_bits);
-  return sch.func();
+  return with_schedule_attrs(sch.func(), attrs.with(topi::kScheduleAttr, std::string("generic")));
 }
 
 }  // namespace anvil::lower

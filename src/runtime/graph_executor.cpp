@@ -215,7 +215,7 @@ class GraphExecutor::Impl {
     for (size_t i = 0; i < calls_.size(); ++i) {
       const detail::GraphNode& node = spec_.nodes[size_t(calls_[i].node)];
       rows.push_back(KernelProfile{node.name, node.func_name, total_ms[i] / repeat, 0.0,
-                                   node.fused_ops, node.flops});
+                                   node.fused_ops, node.flops, node.schedule});
     }
     rank_kernel_profile(rows);
     return rows;

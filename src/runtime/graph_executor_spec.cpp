@@ -157,6 +157,8 @@ class GraphParser {
     // What a profile shows; optional, so graphs written elsewhere still load.
     if (auto fused = attrs.find("fused_ops"); fused != attrs.end() && fused->is_string())
       node.fused_ops = fused->get<std::string>();
+    if (auto schedule = attrs.find("schedule"); schedule != attrs.end() && schedule->is_string())
+      node.schedule = schedule->get<std::string>();
     if (auto flops = attrs.find("flops"); flops != attrs.end())
       node.flops = std::max<int64_t>(0, attr_integer(*flops, where + " attrs 'flops'"));
   }

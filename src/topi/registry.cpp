@@ -145,14 +145,15 @@ const ShapeCompute* find_shape_compute(std::string_view op_name) {
   return def ? def->get_extra<ShapeCompute>(kShapeComputeKey) : nullptr;
 }
 
-void register_schedule(std::string_view op_name, ScheduleFn schedule) {
-  ir::OpTable::global().get_mutable(op_name).set_extra(kScheduleKey, std::move(schedule));
+void register_schedule(std::string_view op_name, std::string strategy_name, ScheduleFn schedule) {
+  ir::OpTable::global().get_mutable(op_name).set_extra(
+      kScheduleKey, ScheduleStrategy{std::move(strategy_name), std::move(schedule)});
 }
 
-const ScheduleFn* find_schedule(std::string_view op_name) {
+const ScheduleStrategy* find_schedule(std::string_view op_name) {
   register_all_families();
   const ir::OpDef* def = ir::OpTable::global().find(op_name);
-  return def ? def->get_extra<ScheduleFn>(kScheduleKey) : nullptr;
+  return def ? def->get_extra<ScheduleStrategy>(kScheduleKey) : nullptr;
 }
 
 }  // namespace anvil::topi

@@ -11,6 +11,7 @@
 // takes that form directly, any other consumer gets (one shared) layout_transform back to
 // NCHW. A back transform nobody uses simply drops out of the graph.
 #include <algorithm>
+#include <numeric>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -225,36 +226,95 @@ class LayoutAlterer : public detail::TypedMutator {
     std::optional<std::vector<ir::Dim>> in_shape = nchw_dims(data);
     std::optional<std::vector<ir::Dim>> out_shape = nchw_dims(self);
     if (!w || w->ndim() != 4 || w->dtype() != DataType::float32() || !is_float32(data) ||
-        !in_shape || !out_shape)
+        !in_shape || !out_shape || a.groups < 1)
       return std::nullopt;
     const int64_t in_channels = (*in_shape)[1].int_value();
     const int64_t out_channels = (*out_shape)[1].int_value();
     std::vector<int64_t> ws = w->shape_vector();
-    // Depthwise (one input channel per group, one output channel per input channel) keeps one
-    // block for data and output; other grouped convolutions stay as they are.
-    const bool depthwise = a.groups > 1 && a.groups == in_channels && ws[0] == a.groups;
-    if (a.groups != 1 && !depthwise) return std::nullopt;
-    const int64_t ib = channel_block(in_channels, lanes_);
-    int64_t ob = depthwise ? ib : channel_block(out_channels, lanes_);
-    const int64_t kernel_ib = depthwise ? 1 : ib;
-    const int64_t stored = depthwise ? out_channels : stored_output_channels(out_channels, ob);
-    if (stored != out_channels) ob = lanes_;
+    std::optional<GroupedBlocks> grouped;
+    int64_t ib = channel_block(in_channels, lanes_), ob = 0, kernel_ib = ib, stored = out_channels;
+    Tensor kernel = *w;
+    int64_t groups = a.groups;
+    if (a.groups > 1 && a.groups == in_channels && ws[0] == a.groups) {
+      // Depthwise (one input channel per group, one output channel per input channel) keeps
+      // one block for data and output.
+      ob = ib;
+      kernel_ib = 1;
+    } else if (a.groups > 1) {
+      grouped = grouped_blocks(in_channels / a.groups, out_channels / a.groups, a.groups, ib);
+      if (!grouped) return std::nullopt;
+      ib = kernel_ib = grouped->block;
+      ob = grouped->out_block;
+      groups = a.groups / grouped->merged;
+      if (grouped->merged > 1) kernel = block_diagonal_weight(*w, grouped->merged, a.groups);
+    } else {
+      ob = channel_block(out_channels, lanes_);
+      stored = stored_output_channels(out_channels, ob);
+      if (stored != out_channels) ob = lanes_;
+    }
 
     auto attrs = ir::make_attrs<ir::Conv2DAttrs>();
     attrs->strides = a.strides;
     attrs->padding = a.padding;
     attrs->dilation = a.dilation;
-    attrs->groups = a.groups;
+    attrs->groups = groups;
     attrs->channels = stored;
     attrs->kernel_size = {ws[2], ws[3]};
     attrs->data_layout = blocked_layout(ib);
     attrs->kernel_layout = "OIHW" + std::to_string(kernel_ib) + "i" + std::to_string(ob) + "o";
     attrs->out_layout = blocked_layout(ob);
     attrs->out_dtype = a.out_dtype;
-    ir::Expr packed = ir::ConstantNode::make(pack_conv_weight(*w, kernel_ib, ob, stored));
+    ir::Expr packed = ir::ConstantNode::make(pack_conv_weight(kernel, kernel_ib, ob, stored));
     ir::Expr conv =
         ir::call_op("nn.contrib_conv2d_NCHWc", {as_blocked(data, ib), packed}, ir::Attrs(attrs));
     return BlockedValue{conv, ob, *out_shape, stored};
+  }
+
+  // The blocks of a grouped convolution (not depthwise) with in_per_group / out_per_group
+  // channels per group, whose data would be blocked by `data_block` on its own. Each channel
+  // block then lies inside one group, so the blocked compute indexes a group's input blocks
+  // directly. Groups narrower than the block are merged, `merged` at a time, into one group of
+  // a whole block whose weight is block diagonal: the zeros cost merged-fold multiply-adds, but
+  // the data keeps the block of the convolutions around it (no re-blocking copies) and each
+  // multiply-add fills a whole vector.
+  struct GroupedBlocks {
+    int64_t block = 0;      // data and kernel input block
+    int64_t out_block = 0;  // output block
+    int64_t merged = 1;     // groups merged into one
+  };
+  std::optional<GroupedBlocks> grouped_blocks(int64_t in_per_group, int64_t out_per_group,
+                                              int64_t groups, int64_t data_block) const {
+    if (in_per_group % data_block == 0 && out_per_group % data_block == 0)
+      return GroupedBlocks{data_block, data_block, 1};
+    if (data_block % in_per_group == 0) {
+      const int64_t merged = data_block / in_per_group;
+      const int64_t out_block = channel_block(merged * out_per_group, lanes_);
+      if (groups % merged == 0 && out_block >= 4)
+        return GroupedBlocks{data_block, out_block, merged};
+    }
+    // Wide groups whose width is no multiple of the data block (24 channels against 16) take
+    // the largest block that divides both sides of a group.
+    const int64_t block = channel_block(std::gcd(in_per_group, out_per_group), lanes_);
+    if (block >= 4) return GroupedBlocks{block, block, 1};
+    return std::nullopt;
+  }
+
+  // The OIHW weight of a convolution in `groups` groups as that of groups / merged groups:
+  // output channel o of group g reads, in its merged group of merged * I channels, its own
+  // I channels at offset (g % merged) * I and zeros elsewhere.
+  static Tensor block_diagonal_weight(const Tensor& weight, int64_t merged, int64_t groups) {
+    std::vector<int64_t> s = weight.shape_vector();
+    const int64_t out = s[0], in = s[1], taps = s[2] * s[3], out_per_group = out / groups;
+    Tensor wide = Tensor::zeros({out, in * merged, s[2], s[3]}, weight.dtype());
+    const float* src = static_cast<const float*>(weight.data());
+    float* dst = static_cast<float*>(wide.data());
+    for (int64_t o = 0; o < out; ++o) {
+      const int64_t offset = (o / out_per_group) % merged * in;
+      for (int64_t i = 0; i < in; ++i)
+        for (int64_t t = 0; t < taps; ++t)
+          dst[(o * in * merged + offset + i) * taps + t] = src[(o * in + i) * taps + t];
+    }
+    return wide;
   }
 
   std::optional<BlockedValue> rewrite_unary(const ir::CallNode& call, const ir::Expr& self) {

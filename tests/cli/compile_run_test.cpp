@@ -222,6 +222,11 @@ TEST_F(CliCompileRun, ProfileListsKernelsWithFusedOpsAndSumsToTheRun) {
   }
   EXPECT_GE(rows, 10) << r.out;
   EXPECT_GE(with_gflops, 10) << r.out;
+  // Then each kernel's schedule strategy: the convolutions' is the x86 one.
+  size_t schedules = r.out.find("\nschedules:\n");
+  ASSERT_NE(schedules, std::string::npos) << r.out;
+  std::regex conv_schedule("\n  fused_nn_contrib_conv2d_NCHWc\\S* +x86\\.conv2d_nchwc\n");
+  EXPECT_TRUE(std::regex_search(r.out.substr(schedules), conv_schedule)) << r.out;
 }
 
 TEST_F(CliCompileRun, ThreadsFlagRunsOnOneThread) {

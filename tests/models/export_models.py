@@ -26,6 +26,15 @@ import time
 from pathlib import Path
 
 MODELS = ["resnet18", "mobilenet_v2", "squeezenet1_1", "efficientnet_b0", "vit_b_16", "resnet50"]
+# Further network families, exported on request (bench/model_bench.py): grouped convolutions
+# (ResNeXt, RegNet), channel shuffles (ShuffleNet), squeeze-and-excitation (MobileNetV3,
+# EfficientNet, RegNetY), dense concatenation (DenseNet), windowed attention (Swin) and
+# dilated segmentation heads (FCN, DeepLabV3).
+FAMILY_MODELS = ["mobilenet_v3_large", "efficientnet_b1", "shufflenet_v2_x0_5", "regnet_x_400mf",
+                 "regnet_y_800mf", "resnext50_32x4d", "wide_resnet50_2", "densenet169",
+                 "mnasnet0_5", "swin_t", "fcn_resnet50", "deeplabv3_resnet50"]
+SEGMENTATION_MODELS = {"fcn_resnet50", "deeplabv3_resnet50"}
+KNOWN_MODELS = MODELS + FAMILY_MODELS
 OPSET = 13
 INPUT_SHAPE = (1, 3, 224, 224)
 INPUT_NAME = "input"
@@ -78,7 +87,11 @@ def build_model(name):
     # One thread makes the calibration pass below bit-reproducible.
     torch.set_num_threads(1)
     torch.manual_seed(SEED)
-    model = getattr(torchvision.models, name)(weights=None)
+    if name in SEGMENTATION_MODELS:
+        model = segmentation_output(getattr(torchvision.models.segmentation, name)(
+            weights=None, weights_backbone=None, aux_loss=False))
+    else:
+        model = getattr(torchvision.models, name)(weights=None)
     model.eval()
     if name == "vit_b_16":
         # torchvision zero-initializes the ViT head, which would make every
@@ -87,6 +100,21 @@ def build_model(name):
     calibrate_batch_norm(model)
     model.eval()
     return model
+
+
+def segmentation_output(model):
+    """The model with the "out" map of its result dict as its one output."""
+    import torch
+
+    class SegmentationOutput(torch.nn.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, x):
+            return self.inner(x)["out"]
+
+    return SegmentationOutput(model)
 
 
 def calibrate_batch_norm(model):
@@ -196,9 +224,9 @@ def main():
     )
     parser.add_argument("models", nargs="*", default=MODELS, help="models to export (default: all)")
     args = parser.parse_args()
-    unknown = sorted(set(args.models) - set(MODELS))
+    unknown = sorted(set(args.models) - set(KNOWN_MODELS))
     if unknown:
-        parser.error(f"unknown models {unknown}; known: {MODELS}")
+        parser.error(f"unknown models {unknown}; known: {KNOWN_MODELS}")
 
     out = cache_dir(args.build_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "topi/topi_test_util.h"
+#include "topi/x86/conv2d_nchwc.h"
 #include "topi/x86/x86_util.h"
 #include "topi/x86_schedule_check.h"
 
@@ -91,6 +92,78 @@ TEST(X86Conv2dNCHWc, BlockWiderThanVectorTakesGenericSchedule) {
                Error);
   check_op("nn.contrib_conv2d_NCHWc", {data, weight},
            conv_attrs({1}, {1, 1}, {1, 1}, 1, "NCHW4c", "OIHW4i32o", "NCHW32c"), {1e-4, 1e-4});
+}
+
+TEST(X86Conv2dNCHWc, DeclinedStrategyIsRecordedOnTheKernel) {
+  // The same group through the group scheduler: the kernel says that the generic schedule ran
+  // and why the x86 strategy declined.
+  ir::Function fn = topi_test::primitive_function(R"(fn (%x: Tensor[(1, 1, 5, 5, 4), float32],
+      %w: Tensor[(1, 1, 3, 3, 4, 32), float32]) {
+    nn.contrib_conv2d_NCHWc(%x, %w, padding=[1, 1, 1, 1], data_layout="NCHW4c",
+                            kernel_layout="OIHW4i32o", out_layout="NCHW32c")
+  })");
+  tir::PrimFunc func = lower::lower_primitive(fn, "kernel", {});
+  const ir::AttrValue* schedule = func->func_attrs.find(topi::kScheduleAttr);
+  const ir::AttrValue* declined = func->func_attrs.find(topi::kScheduleDeclinedAttr);
+  ASSERT_TRUE(schedule && declined);
+  EXPECT_EQ(std::get<std::string>(*schedule), "generic");
+  EXPECT_NE(std::get<std::string>(*declined).find("x86.conv2d_nchwc: "), std::string::npos);
+  EXPECT_NE(std::get<std::string>(*declined).find("oc block 32 does not fit one vector"),
+            std::string::npos)
+      << std::get<std::string>(*declined);
+}
+
+TEST(X86Conv2dNCHWc, AcceptedStrategyIsRecordedOnTheKernel) {
+  ir::Function fn = topi_test::primitive_function(R"(fn (%x: Tensor[(1, 1, 5, 5, 16), float32],
+      %w: Tensor[(1, 1, 3, 3, 16, 16), float32]) {
+    nn.contrib_conv2d_NCHWc(%x, %w, padding=[1, 1, 1, 1], data_layout="NCHW16c",
+                            kernel_layout="OIHW16i16o")
+  })");
+  tir::PrimFunc func = lower::lower_primitive(fn, "kernel", {});
+  const ir::AttrValue* schedule = func->func_attrs.find(topi::kScheduleAttr);
+  ASSERT_TRUE(schedule);
+  EXPECT_EQ(std::get<std::string>(*schedule), "x86.conv2d_nchwc");
+  EXPECT_EQ(func->func_attrs.find(topi::kScheduleDeclinedAttr), nullptr);
+}
+
+// Grouped convolutions whose groups are whole blocks: two blocks per group share a tile; one
+// block per group takes a longer row of pixels. Applied directly, so a refusal fails.
+TEST(X86Conv2dSchedule, GroupsOfTwoBlocks) {
+  x86_test::check_x86_schedule(R"(fn (%x: Tensor[(1, 4, 9, 9, 16), float32],
+      %w: Tensor[(4, 2, 3, 3, 16, 16), float32], %b: Tensor[(4, 1, 1, 16), float32]) {
+    %0 = nn.contrib_conv2d_NCHWc(%x, %w, padding=[1, 1, 1, 1], groups=2,
+                                 data_layout="NCHW16c", kernel_layout="OIHW16i16o");
+    %1 = add(%0, %b);
+    nn.relu(%1)
+  })",
+                               "nn.contrib_conv2d_NCHWc");
+}
+
+TEST(X86Conv2dSchedule, GroupsOfOneBlockStrided) {
+  x86_test::check_x86_schedule(R"(fn (%x: Tensor[(1, 3, 15, 29, 8), float32],
+      %w: Tensor[(3, 1, 3, 3, 8, 8), float32]) {
+    %0 = nn.contrib_conv2d_NCHWc(%x, %w, strides=[1, 2], padding=[1, 1, 1, 1], groups=3,
+                                 data_layout="NCHW8c", kernel_layout="OIHW8i8o");
+    nn.relu(%0)
+  })",
+                               "nn.contrib_conv2d_NCHWc");
+}
+
+TEST(X86Conv2dKnobs, GroupedTilesStayInsideAGroup) {
+  topi::x86::Conv2dNCHWcShape shape;
+  shape.oc_chunks = 32, shape.out_width = 28, shape.oc_bn = 16, shape.ic_bn = 16;
+  shape.groups = 32, shape.in_per_group = 16;  // ResNeXt: one block per group
+  topi::x86::Conv2dNCHWcKnobs one = topi::x86::default_conv2d_nchwc_knobs(shape, 512);
+  EXPECT_EQ(one.oc_tile, 1);
+  EXPECT_EQ(one.ow_block, 14);
+  shape.oc_chunks = 64, shape.in_per_group = 32;  // two blocks per group
+  topi::x86::Conv2dNCHWcKnobs two = topi::x86::default_conv2d_nchwc_knobs(shape, 512);
+  EXPECT_EQ(two.oc_tile, 2);
+  EXPECT_EQ(two.ow_block, 7);
+  shape.groups = 1;  // dense: any two blocks
+  EXPECT_EQ(topi::x86::default_conv2d_nchwc_knobs(shape, 512).oc_tile, 2);
+  shape.oc_bn = 32;
+  EXPECT_THROW(topi::x86::default_conv2d_nchwc_knobs(shape, 512), Error);
 }
 
 TEST(X86Conv2dNCHWc, RejectsUnblockedLayout) {

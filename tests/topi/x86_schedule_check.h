@@ -77,9 +77,9 @@ inline tir::PrimFunc schedule_group_with(const std::string& function_text,
     }
   }
   topi::ScheduleArgs args{*anchor, anchor_block, epilogue, vector_bits, "llvm"};
-  const topi::ScheduleFn* schedule = topi::find_schedule(anchor_op);
-  if (!schedule) throw Error("no x86 schedule for " + anchor_op);
-  (*schedule)(sch, args);
+  const topi::ScheduleStrategy* strategy = topi::find_schedule(anchor_op);
+  if (!strategy) throw Error("no x86 schedule for " + anchor_op);
+  strategy->schedule(sch, args);
   return sch.func();
 }
 

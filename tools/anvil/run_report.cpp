@@ -71,6 +71,15 @@ void print_profile(const std::vector<KernelProfile>& rows, double run_ms) {
   }
   std::printf("kernels: %.4f ms of a %.4f ms run (%.1f%%)\n", kernels_ms, run_ms,
               run_ms > 0 ? 100.0 * kernels_ms / run_ms : 0.0);
+  // Which schedule strategy compiled each kernel, and why a strategy declined, in the same
+  // order (a separate list: a decline's reason is a sentence, not a column).
+  bool any = false;
+  for (const KernelProfile& row : rows) any |= !row.schedule.empty();
+  if (!any) return;
+  std::printf("schedules:\n");
+  for (const KernelProfile& row : rows)
+    std::printf("  %-40s %s\n", row.node_name.c_str(),
+                row.schedule.empty() ? "-" : row.schedule.c_str());
 }
 
 }  // namespace anvil::cli

@@ -29,6 +29,7 @@ struct KernelProfile {
   double percent = 0;     // of the summed kernel time
   std::string fused_ops;  // the ops compiled into the kernel, when the graph says
   int64_t flops = 0;      // floating-point operations per call, when the graph says
+  std::string schedule;   // the schedule strategy that compiled it, when the graph says
 };
 
 // Fills each row's share of the summed kernel time from the rows' mean times, and orders them

@@ -108,13 +108,28 @@ struct ScheduleArgs {
 };
 
 // Rewrites the fused group's schedule around its anchor (tiling, vectorizing, parallel
-// loops, placing the epilogue blocks). Must leave the function in scheduled form.
+// loops, placing the epilogue blocks). Must leave the function in scheduled form. It declines
+// a group it was not written for by throwing Error with the reason, which the kernel then
+// carries (kScheduleDeclinedAttr) while the generic schedule runs instead.
 using ScheduleFn = std::function<void(tir::Schedule&, const ScheduleArgs&)>;
 
-// Attaches a hand-written schedule to an op for the llvm/c targets on x86.
-void register_schedule(std::string_view op_name, ScheduleFn schedule);
+// A hand-written schedule of an anchor op for one target family, under the name that
+// profiles and the tensor IR show for the kernels it schedules ("x86.conv2d_nchwc").
+struct ScheduleStrategy {
+  std::string name;
+  ScheduleFn schedule;
+};
 
-// The hand-written schedule of an op, or nullptr.
-const ScheduleFn* find_schedule(std::string_view op_name);
+// The PrimFunc attrs in which scheduling records, per kernel, the strategy that scheduled it
+// ("generic" for the default schedule) and, when the anchor's strategy declined,
+// "<strategy>: <reason>".
+inline constexpr const char* kScheduleAttr = "schedule";
+inline constexpr const char* kScheduleDeclinedAttr = "schedule_declined";
+
+// Attaches a hand-written schedule to an op for the llvm/c targets on x86.
+void register_schedule(std::string_view op_name, std::string strategy_name, ScheduleFn schedule);
+
+// The hand-written schedule strategy of an op, or nullptr.
+const ScheduleStrategy* find_schedule(std::string_view op_name);
 
 }  // namespace anvil::topi

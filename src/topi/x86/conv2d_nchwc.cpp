@@ -3,6 +3,8 @@
 // channels in accumulators while the reduction (input-channel blocks, kernel taps, the
 // channels of one block) runs around it: each weight vector load feeds up to 8 FMAs and each
 // input value, broadcast, feeds 2.
+#include "topi/x86/conv2d_nchwc.h"
+
 #include <cctype>
 
 #include "anvil/ir/attrs/nn.h"
@@ -92,12 +94,15 @@ std::vector<te::Tensor> conv2d_nchwc_compute(const ComputeArgs& args) {
   tir::IterVar kw = te::reduce_axis(PrimExpr(kernel_w), "kw");
   tir::IterVar ic_inner = te::reduce_axis(PrimExpr(w_in_bn), "ic_inner");
   // The common cases index the blocked axes directly, so the innermost loops address memory
-  // without divisions: no groups with equal channel blocks, and depthwise (one input channel
-  // per output channel) with equal data and output blocks, where output channel c reads
-  // input channel c.
-  const bool direct_input = groups == 1 && in_bn == w_in_bn;
-  const bool depthwise = in_per_group == 1 && out_per_group == 1 && in_bn == out_bn;
+  // without divisions: equal data and kernel input blocks, with groups whose channels are
+  // whole blocks (output block o then reads the input blocks of its group, a division on the
+  // outer loop only), and depthwise (one input channel per output channel) with equal data
+  // and output blocks, where output channel c reads input channel c.
   const bool direct_output = out_bn == w_out_bn;
+  const bool direct_input =
+      in_bn == w_in_bn &&
+      (groups == 1 || (direct_output && in_per_group % in_bn == 0 && out_per_group % out_bn == 0));
+  const bool depthwise = in_per_group == 1 && out_per_group == 1 && in_bn == out_bn;
   te::Tensor out = te::compute(
       out_shape,
       [&](const std::vector<tir::Var>& i) {
@@ -108,6 +113,10 @@ std::vector<te::Tensor> conv2d_nchwc_compute(const ComputeArgs& args) {
         if (depthwise) {
           in_outer = i[1];
           in_inner = i[4];
+        } else if (direct_input && groups > 1) {
+          in_outer = tir::floordiv(PrimExpr(i[1]), tir::make_int(out_per_group / out_bn)) *
+                         (in_per_group / in_bn) +
+                     ic_outer.var;
         } else if (!direct_input) {
           PrimExpr ic = tir::floordiv(oc, tir::make_int(out_per_group)) * in_per_group +
                         PrimExpr(ic_outer.var) * w_in_bn + ic_inner.var;
@@ -130,14 +139,13 @@ std::vector<te::Tensor> conv2d_nchwc_compute(const ComputeArgs& args) {
 
 // The conv nest tiled with ow_block pixels (a split that leaves a guard when it does not
 // divide the width) x oc_tile channel blocks, the padding copy and the epilogue placed.
-void tile_conv(tir::Schedule& sch, const ScheduleArgs& args, int64_t oc_tile, int64_t ow_block) {
+void tile_conv(tir::Schedule& sch, const ScheduleArgs& args, const Conv2dNCHWcKnobs& knobs) {
   tir::BlockRV conv = sch.get_block(args.anchor_block);
   std::vector<tir::LoopRV> loops = sch.get_loops(conv);
   // n, oc_chunk, oh, ow, oc_block | ic_outer, kh, kw, ic_inner
   const int64_t oc_bn = loop_extent(sch, loops[4]).value_or(0);
-  const int64_t ic_bn = loop_extent(sch, loops[8]).value_or(0);
-  std::vector<tir::LoopRV> oc = sch.split(loops[1], {nullptr, tir::make_int(oc_tile)});
-  std::vector<tir::LoopRV> ow = sch.split(loops[3], {nullptr, tir::make_int(ow_block)});
+  std::vector<tir::LoopRV> oc = sch.split(loops[1], {nullptr, tir::make_int(knobs.oc_tile)});
+  std::vector<tir::LoopRV> ow = sch.split(loops[3], {nullptr, tir::make_int(knobs.ow_block)});
   tir::LoopRV oc_block = loops[4], ic_outer = loops[5], kh = loops[6], kw = loops[7],
               ic_inner = loops[8];
   sch.reorder(
@@ -149,7 +157,7 @@ void tile_conv(tir::Schedule& sch, const ScheduleArgs& args, int64_t oc_tile, in
   sch.vectorize(oc_block);
   sch.unroll(ow[1]);
   sch.unroll(oc[1]);
-  if (ic_bn <= 16) sch.unroll(ic_inner);
+  if (knobs.unroll_ic) sch.unroll(ic_inner);
   tir::LoopRV parallel = sch.fuse({loops[0], oc[0], loops[2]});
   sch.parallel(parallel);
   schedule_padding(sch, args.vector_bits / 32);
@@ -162,39 +170,65 @@ void register_conv2d_nchwc_compute() {
   register_compute("nn.contrib_conv2d_NCHWc", conv2d_nchwc_compute);
 }
 
-void schedule_conv2d_nchwc(tir::Schedule& sch, const ScheduleArgs& args) {
-  std::vector<tir::LoopRV> loops = sch.get_loops(sch.get_block(args.anchor_block));
-  if (loops.size() != 9)
-    throw_error("conv2d_NCHWc schedule: expected 9 loops, found ", loops.size());
-  const int64_t oc_chunks = loop_extent(sch, loops[1]).value_or(0);
-  const int64_t out_width = loop_extent(sch, loops[3]).value_or(0);
-  const int64_t oc_bn = loop_extent(sch, loops[4]).value_or(0);
-  if (oc_chunks <= 0 || out_width <= 0 || oc_bn <= 0 || oc_bn > args.vector_bits / 32)
-    throw_error("conv2d_NCHWc schedule: oc block ", oc_bn, " does not fit one vector");
-
+Conv2dNCHWcKnobs default_conv2d_nchwc_knobs(const Conv2dNCHWcShape& shape, int vector_bits) {
+  const int64_t lanes = vector_bits / 32;
+  if (shape.oc_chunks <= 0 || shape.out_width <= 0 || shape.oc_bn <= 0 || shape.oc_bn > lanes)
+    throw_error("conv2d_NCHWc schedule: oc block ", shape.oc_bn, " does not fit one vector");
+  Conv2dNCHWcKnobs knobs;
   // Register tile: two oc blocks x up to 8 output pixels = 16 accumulators. Each input value
   // (a broadcast) then feeds two FMAs and each weight vector up to eight; wider tiles run out
   // of the 32 vector registers and spill (measured: 28 accumulators lose ~40%). AVX2 has 16
   // registers, so there the tile keeps at most 12 accumulators.
-  int64_t max_pixels = args.vector_bits >= 512 ? 8 : 6;
-  int64_t oc_tile = largest_divisor_at_most(oc_chunks, 2);
-  // A block narrower than the vector (8 channels of 1000 = 8 x 125, the classifier of
-  // SqueezeNet) holds half as much per register: more blocks per tile (up to 6, fewer pixels
-  // so that the tile stays within 25 accumulators: 5 blocks x 5 pixels, plus 5 weight vectors and
-  // a broadcast, fills the 32 registers; 12 of AVX2's 16) keep the FMA units as busy.
-  // (Depthwise convolutions, with no input-channel reduction, keep the plain tile.)
-  if (oc_bn * 2 <= args.vector_bits / 32 && args.anchor.attrs_as<ir::Conv2DAttrs>().groups == 1) {
-    oc_tile = largest_divisor_at_most(oc_chunks, 6);
-    const int64_t accumulators = args.vector_bits >= 512 ? 25 : 12;
-    max_pixels = std::max<int64_t>(2, std::min<int64_t>(max_pixels, accumulators / oc_tile));
+  int64_t max_pixels = vector_bits >= 512 ? 8 : 6;
+  knobs.oc_tile = largest_divisor_at_most(shape.oc_chunks, 2);
+  const bool grouped = shape.groups > 1 && shape.in_per_group > 1;
+  if (grouped) {
+    // The blocks of one tile share their input only inside one group: the tile takes the
+    // blocks of a group (at most two), and a group of one block takes more pixels instead,
+    // each FMA reading its broadcast input from memory.
+    const int64_t group_blocks = std::max<int64_t>(1, shape.oc_chunks / shape.groups);
+    knobs.oc_tile = largest_divisor_at_most(group_blocks, 2);
+    if (knobs.oc_tile == 1) max_pixels = vector_bits >= 512 ? 14 : 8;
+  } else if (shape.oc_bn * 2 <= lanes && shape.groups == 1) {
+    // A block narrower than the vector (8 channels of 1000 = 8 x 125, the classifier of
+    // SqueezeNet) holds half as much per register: more blocks per tile (up to 6, fewer pixels
+    // so that the tile stays within 25 accumulators: 5 blocks x 5 pixels, plus 5 weight
+    // vectors and a broadcast, fills the 32 registers; 12 of AVX2's 16) keep the FMA units as
+    // busy. (Depthwise convolutions, with no input-channel reduction, keep the plain tile.)
+    knobs.oc_tile = largest_divisor_at_most(shape.oc_chunks, 6);
+    const int64_t accumulators = vector_bits >= 512 ? 25 : 12;
+    max_pixels = std::max<int64_t>(2, std::min<int64_t>(max_pixels, accumulators / knobs.oc_tile));
   }
-  const int64_t ow_block = largest_divisor_at_most(out_width, max_pixels);
+  knobs.ow_block = largest_divisor_at_most(shape.out_width, max_pixels);
   // Widths without a divisor of 4 or more (17, 73, ...) take a guarded tile rather than a
   // tile of one or two pixels.
-  if (ow_block < 4 && out_width > max_pixels &&
-      try_step(sch, [&](tir::Schedule& s) { tile_conv(s, args, oc_tile, max_pixels); }))
-    return;
-  tile_conv(sch, args, oc_tile, ow_block);
+  if (knobs.ow_block < 4 && shape.out_width > max_pixels) knobs.ow_block = max_pixels;
+  knobs.unroll_ic = shape.ic_bn <= 16;
+  return knobs;
+}
+
+Conv2dNCHWcShape conv2d_nchwc_shape(const tir::Schedule& sch, const ScheduleArgs& args) {
+  std::vector<tir::LoopRV> loops = sch.get_loops(sch.get_block(args.anchor_block));
+  if (loops.size() != 9)
+    throw_error("conv2d_NCHWc schedule: expected 9 loops, found ", loops.size());
+  Conv2dNCHWcShape shape;
+  shape.oc_chunks = loop_extent(sch, loops[1]).value_or(0);
+  shape.out_width = loop_extent(sch, loops[3]).value_or(0);
+  shape.oc_bn = loop_extent(sch, loops[4]).value_or(0);
+  shape.ic_bn = loop_extent(sch, loops[8]).value_or(0);
+  shape.groups = args.anchor.attrs_as<ir::Conv2DAttrs>().groups;
+  // The weight (O/ob, I/ib, kh, kw, ib, ob) holds one group's input channels.
+  if (args.anchor.args.size() == 2)
+    if (const auto* w = ir::as<ir::TensorTypeNode>(args.anchor.args[1]->checked_type))
+      if (std::optional<std::vector<int64_t>> dims = w->static_shape(); dims && dims->size() == 6)
+        shape.in_per_group = (*dims)[1] * (*dims)[4];
+  return shape;
+}
+
+void schedule_conv2d_nchwc(tir::Schedule& sch, const ScheduleArgs& args) {
+  const Conv2dNCHWcShape shape = conv2d_nchwc_shape(sch, args);
+  const Conv2dNCHWcKnobs knobs = default_conv2d_nchwc_knobs(shape, args.vector_bits);
+  tile_conv(sch, args, knobs);
 }
 
 }  // namespace anvil::topi::x86

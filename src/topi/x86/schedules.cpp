@@ -54,15 +54,16 @@ void place_epilogue(tir::Schedule& sch, const std::vector<std::string>& epilogue
 
 void register_x86_schedules() {
   x86::register_conv2d_nchwc_compute();
-  register_schedule("nn.contrib_conv2d_NCHWc", x86::schedule_conv2d_nchwc);
+  register_schedule("nn.contrib_conv2d_NCHWc", "x86.conv2d_nchwc", x86::schedule_conv2d_nchwc);
   x86::register_conv2d_winograd_compute();
-  register_schedule("nn.contrib_conv2d_winograd_NCHWc", x86::schedule_conv2d_winograd);
-  register_schedule("nn.matmul", x86::schedule_dense);
-  register_schedule("matmul", x86::schedule_dense);
-  register_schedule("nn.contrib_dense_pack", x86::schedule_dense);
+  register_schedule("nn.contrib_conv2d_winograd_NCHWc", "x86.conv2d_winograd",
+                    x86::schedule_conv2d_winograd);
+  register_schedule("nn.matmul", "x86.dense", x86::schedule_dense);
+  register_schedule("matmul", "x86.dense", x86::schedule_dense);
+  register_schedule("nn.contrib_dense_pack", "x86.dense_pack", x86::schedule_dense);
   for (const char* pool :
        {"nn.max_pool2d", "nn.avg_pool2d", "nn.global_avg_pool2d", "nn.global_max_pool2d"})
-    register_schedule(pool, x86::schedule_pool);
+    register_schedule(pool, "x86.pool_nchwc", x86::schedule_pool);
 }
 
 }  // namespace anvil::topi

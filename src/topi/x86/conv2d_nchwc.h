@@ -1,0 +1,37 @@
+// The knobs of the x86 schedule of nn.contrib_conv2d_NCHWc and their heuristic defaults. The
+// schedule reads every choice it makes from Conv2dNCHWcKnobs, so that a tuner searches exactly
+// these fields and a test can assert on what the heuristic picks.
+#pragma once
+
+#include <cstdint>
+
+#include "anvil/tir/schedule.h"
+#include "anvil/topi/topi.h"
+
+namespace anvil::topi::x86 {
+
+// What the heuristic looks at: the loop extents of the blocked convolution and its groups.
+struct Conv2dNCHWcShape {
+  int64_t oc_chunks = 0;     // output channel blocks
+  int64_t out_width = 0;     // output pixels per row
+  int64_t oc_bn = 0;         // output channels per block (one vector or less)
+  int64_t ic_bn = 0;         // input channels per kernel block
+  int64_t groups = 1;        // groups (depthwise: one per channel)
+  int64_t in_per_group = 0;  // input channels of one group (1: depthwise)
+};
+
+struct Conv2dNCHWcKnobs {
+  int64_t oc_tile = 1;    // output channel blocks in the register tile
+  int64_t ow_block = 1;   // output pixels of a row in the register tile (a guarded split when
+                          // it does not divide the width)
+  bool unroll_ic = true;  // unroll the channels of one input block
+};
+
+// The heuristic default for `shape` on vectors of `vector_bits`; throws Error when the output
+// block does not fit one vector (the schedule then declines).
+Conv2dNCHWcKnobs default_conv2d_nchwc_knobs(const Conv2dNCHWcShape& shape, int vector_bits);
+
+// The shape of the anchor block of args; throws Error when it is not a blocked convolution.
+Conv2dNCHWcShape conv2d_nchwc_shape(const tir::Schedule& sch, const ScheduleArgs& args);
+
+}  // namespace anvil::topi::x86
