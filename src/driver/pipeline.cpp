@@ -53,6 +53,7 @@ std::vector<Pass> passes_before_fusion(int vector_lanes) {
       pass("EliminateCommonSubexpr", 2, transform::eliminate_common_subexpr),
       pass("FoldScaleAxis", 2, transform::fold_scale_axis),
       pass("FoldConstant", 2, [](const ir::IRModule& m) { return transform::fold_constant(m); }),
+      pass("SplitDilatedConv", 3, transform::split_dilated_conv),
       pass("AlterOpLayout", 3,
            [vector_lanes](const ir::IRModule& m) {
              return transform::alter_op_layout(m, vector_lanes);

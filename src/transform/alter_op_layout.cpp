@@ -152,6 +152,8 @@ class LayoutAlterer : public detail::TypedMutator {
         blocked = rewrite_bias_add(*node);
       else if (op->name == "concatenate")
         blocked = rewrite_concatenate(*node, self);
+      else if (op->name == "strided_slice")
+        blocked = rewrite_spatial_slice(*node, self);
       if (blocked) {
         blocked_[self.get()] = *blocked;
         return as_nchw(*blocked);
@@ -395,6 +397,20 @@ class LayoutAlterer : public detail::TypedMutator {
     blocked->set_field("out_layout", std::string());
     return BlockedValue{ir::CallNode::make(call.callee, {in->expr}, ir::Attrs(blocked)), in->block,
                         *out, in->stored_channels};
+  }
+
+  // strided_slice of a blocked value along H and W only (the crops of SplitDilatedConv): the
+  // same slice of the blocked tensor, whose H and W keep their axes.
+  std::optional<BlockedValue> rewrite_spatial_slice(const ir::CallNode& call,
+                                                    const ir::Expr& self) {
+    const BlockedValue* in = blocked_form(call.args[0]);
+    std::optional<std::vector<ir::Dim>> out = nchw_dims(self);
+    const auto& a = detail::attrs_or_default<ir::StridedSliceAttrs>(call);
+    if (!in || !out || a.axes.empty() || a.slice_mode != "end") return std::nullopt;
+    for (int64_t axis : a.axes)
+      if (axis != 2 && axis != 3) return std::nullopt;  // -1 would be the block in NCHWc
+    return BlockedValue{ir::CallNode::make(call.callee, {in->expr}, call.attrs), in->block, *out,
+                        in->stored_channels};
   }
 
   // concatenate of 4-D NCHW tensors, at least one of them blocked: the same concatenate of the

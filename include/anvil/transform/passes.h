@@ -61,6 +61,13 @@ ir::IRModule convert_layout(const ir::IRModule& mod, const std::string& desired_
 // AVX-512). Only @main is rewritten.
 ir::IRModule alter_op_layout(const ir::IRModule& mod, int vector_lanes);
 
+// Each NCHW nn.conv2d with dilation whose taps fall wholly in the padding for whole bands of
+// output rows or columns (static shapes), where that saves at least a third of its
+// multiply-adds, becomes one convolution per region (row band x column band) with only the
+// taps valid there, over the crop of the input it reads and without padding, joined by
+// concatenate along W, then H.
+ir::IRModule split_dilated_conv(const ir::IRModule& mod);
+
 // For x86 after AlterOpLayout: each float32 nn.contrib_conv2d_NCHWc with a constant 3x3
 // weight, stride 1, dilation 1 and groups 1 on a map where it pays off (docs/winograd.md)
 // becomes nn.contrib_conv2d_winograd_NCHWc, its weight transformed at compile time to
