@@ -183,12 +183,7 @@ class LayoutAlterer : public detail::TypedMutator {
   static ir::Expr as_nchw(const BlockedValue& b) {
     ir::Expr nchw = transform_layout(b.expr, blocked_layout(b.block), "NCHW");
     if (!b.padded()) return nchw;
-    return ir::call_op(
-        "strided_slice", {nchw},
-        ir::make_op_attrs("strided_slice", {{"begin", std::vector<int64_t>{0}},
-                                            {"end", std::vector<int64_t>{b.channels()}},
-                                            {"strides", std::vector<int64_t>{1}},
-                                            {"axes", std::vector<int64_t>{1}}}));
+    return detail::slice_axes(nchw, {0}, {b.channels()}, {1});
   }
 
   // e in NCHW{block}c with exactly its own channels: its blocked form re-blocked if need be,

@@ -197,6 +197,17 @@ inline ir::Expr transform_layout(const ir::Expr& x, const std::string& src,
       ir::make_op_attrs("layout_transform", {{"src_layout", src}, {"dst_layout", dst}}));
 }
 
+// strided_slice(x) over `axes` from begin to end (exclusive), step 1.
+inline ir::Expr slice_axes(const ir::Expr& x, std::vector<int64_t> begin, std::vector<int64_t> end,
+                           std::vector<int64_t> axes) {
+  std::vector<int64_t> strides(axes.size(), 1);
+  return ir::call_op("strided_slice", {x},
+                     ir::make_op_attrs("strided_slice", {{"begin", std::move(begin)},
+                                                         {"end", std::move(end)},
+                                                         {"strides", std::move(strides)},
+                                                         {"axes", std::move(axes)}}));
+}
+
 // body with every let and binding block inlined (functions it calls keep theirs).
 inline ir::Expr inline_bindings(const ir::Expr& body) { return BindingInliner().mutate(body); }
 

@@ -71,15 +71,6 @@ std::vector<Band> bands(int64_t input, int64_t output, int64_t kernel, int64_t s
   return result;
 }
 
-ir::Expr slice(const ir::Expr& e, std::vector<int64_t> begin, std::vector<int64_t> end,
-               std::vector<int64_t> axes) {
-  return ir::call_op("strided_slice", {e},
-                     ir::make_op_attrs("strided_slice", {{"begin", std::move(begin)},
-                                                         {"end", std::move(end)},
-                                                         {"strides", std::vector<int64_t>{1, 1}},
-                                                         {"axes", std::move(axes)}}));
-}
-
 ir::Expr concatenate(std::vector<ir::Expr> parts, int64_t axis) {
   if (parts.size() == 1) return parts[0];
   auto attrs = ir::make_attrs<ir::ConcatenateAttrs>();
@@ -149,10 +140,10 @@ class DilatedConvSplitter : public detail::TypedMutator {
         const int64_t h1 = (r.end - 1) * strides[0] - pad[0] + r.last_tap * dilation[0] + 1;
         const int64_t w0 = c.begin * strides[1] - pad[1] + c.first_tap * dilation[1];
         const int64_t w1 = (c.end - 1) * strides[1] - pad[1] + c.last_tap * dilation[1] + 1;
-        ir::Expr data = slice(call.args[0], {h0, w0}, {h1, w1}, {2, 3});
+        ir::Expr data = detail::slice_axes(call.args[0], {h0, w0}, {h1, w1}, {2, 3});
         ir::Expr taps = weight ? ir::Expr(ir::ConstantNode::make(weight_taps(*weight, r, c)))
-                               : slice(call.args[1], {r.first_tap, c.first_tap},
-                                       {r.last_tap + 1, c.last_tap + 1}, {2, 3});
+                               : detail::slice_axes(call.args[1], {r.first_tap, c.first_tap},
+                                                    {r.last_tap + 1, c.last_tap + 1}, {2, 3});
         Ref<ir::AttrsNode> attrs =
             call.attrs ? call.attrs->clone() : call.op()->def->default_attrs->clone();
         attrs->set_field("padding", std::vector<int64_t>{0, 0, 0, 0});
