@@ -30,7 +30,8 @@ struct BuiltModule::Impl {
   std::vector<std::pair<std::string, Tensor>> params;
   std::vector<tir::PrimFunc> kernels;
   codegen::Target target;
-  ir::IRModule optimized;  // after the graph passes, before lowering
+  ir::IRModule optimized;            // after the graph passes, before lowering
+  std::vector<std::string> remarks;  // of the graph passes, "Pass: text"
   // The kernels' machine code, linked again by export_library (llvm targets).
   std::shared_ptr<const codegen::ObjectCode> object_code;
   bool print_times = false;  // --print-pass-times: report the export's time too
@@ -53,7 +54,9 @@ std::string BuiltModule::get_source(const std::string& format) const {
   if (format == "relay") {
     ir::PrintOptions print;
     print.include_metadata = false;
-    return ir::print_module(impl_->optimized, print);
+    std::string text;
+    for (const std::string& remark : impl_->remarks) text += "// " + remark + "\n";
+    return text + ir::print_module(impl_->optimized, print);
   }
   if (format == "tir") {
     std::string text;
@@ -123,7 +126,14 @@ BuiltModule build(const ir::IRModule& mod,
                   const BuildOptions& options) {
   BuildStart begun = start_build(mod, params, options);
   const codegen::Target& target = begun.target;
-  ir::IRModule fused = optimize(begun.bound, options.pass_context, begun.vector_bits / 32);
+  // The passes' remarks (strategies that declined, and why) head the optimized-IR dump.
+  std::vector<std::string> remarks;
+  transform::PassContext ctx = options.pass_context;
+  ctx.on_remark = [&](const std::string& pass, const std::string& text) {
+    remarks.push_back(pass + ": " + text);
+    options.pass_context.remark(pass, text);
+  };
+  ir::IRModule fused = optimize(begun.bound, ctx, begun.vector_bits / 32);
   reject_run_time_shapes(fused.get_function("main"));
 
   PhaseTimes times;
@@ -136,6 +146,7 @@ BuiltModule build(const ir::IRModule& mod,
 
   auto impl = std::make_shared<BuiltModule::Impl>();
   impl->optimized = fused;
+  impl->remarks = std::move(remarks);
   start = Clock::now();
   GraphCodegenResult graph = codegen_graph(lowered.main, lowered.kernel_info);
   times.add("plan graph", seconds_since(start));

@@ -54,10 +54,13 @@ std::vector<Pass> passes_before_fusion(int vector_lanes) {
       pass("FoldScaleAxis", 2, transform::fold_scale_axis),
       pass("FoldConstant", 2, [](const ir::IRModule& m) { return transform::fold_constant(m); }),
       pass("SplitDilatedConv", 3, transform::split_dilated_conv),
-      pass("AlterOpLayout", 3,
-           [vector_lanes](const ir::IRModule& m) {
-             return transform::alter_op_layout(m, vector_lanes);
-           }),
+      Pass{"AlterOpLayout", 3,
+           [vector_lanes](const ir::IRModule& m, const PassContext& ctx) {
+             std::vector<std::string> remarks;
+             ir::IRModule out = transform::alter_op_layout(m, vector_lanes, &remarks);
+             for (const std::string& remark : remarks) ctx.remark("AlterOpLayout", remark);
+             return out;
+           }},
       pass("WinogradConv2D", 3, transform::winograd_conv2d),
       pass("SimplifyExpr", 3, transform::simplify_expr),
       pass("FoldConstant", 3, [](const ir::IRModule& m) { return transform::fold_constant(m); }),

@@ -6,7 +6,6 @@
 #include <unordered_set>
 
 #include "anvil/ir/op.h"
-#include "anvil/tir/functor.h"
 #include "anvil/tir/schedule.h"
 #include "anvil/topi/topi.h"
 
@@ -19,36 +18,6 @@ using tir::Schedule;
 
 // Parallel loops below this many output elements cost more to launch than they save.
 constexpr int64_t kMinParallelElements = 4096;
-
-const tir::BlockNode* find_block(const tir::PrimFunc& func, const std::string& name) {
-  const tir::BlockNode* found = nullptr;
-  tir::pre_order_visit(
-      func->body, [](const tir::PrimExpr&) {},
-      [&](const tir::Stmt& s) {
-        if (const auto* block = tir::as<tir::BlockNode>(s))
-          if (block->name == name) found = block;
-      });
-  ANVIL_ICHECK(found, "no block named ", name);
-  return found;
-}
-
-const tir::ForNode* find_loop(const tir::PrimFunc& func, const tir::Var& var) {
-  const tir::ForNode* found = nullptr;
-  tir::pre_order_visit(
-      func->body, [](const tir::PrimExpr&) {},
-      [&](const tir::Stmt& s) {
-        if (const auto* loop = tir::as<tir::ForNode>(s))
-          if (loop->loop_var.get() == var.get()) found = loop;
-      });
-  ANVIL_ICHECK(found, "no loop over ", var->name);
-  return found;
-}
-
-std::optional<int64_t> const_extent(const Schedule& sch, const LoopRV& loop) {
-  const tir::ForNode* node = find_loop(sch.func(), loop.var);
-  if (const auto* imm = tir::as<tir::IntImmNode>(node->extent)) return imm->value;
-  return std::nullopt;
-}
 
 bool has_reduce_vars(const tir::BlockNode& block) {
   for (const tir::IterVar& iv : block.iter_vars)
@@ -103,7 +72,7 @@ bool writes_any(const tir::BlockNode& block,
 
 // Parallel and vectorized loops for one block of the generic schedule.
 void schedule_block_generic(Schedule& sch, const std::string& name, int vector_bits) {
-  const tir::BlockNode* block = find_block(sch.func(), name);
+  const tir::Block block = sch.get(sch.get_block(name));
   int num_spatial = spatial_count(*block);
   bool reduces = has_reduce_vars(*block);
   int bits = block->writes.empty() ? 32 : block->writes[0].buffer->dtype.bits;
@@ -117,18 +86,18 @@ void schedule_block_generic(Schedule& sch, const std::string& name, int vector_b
   int64_t total = 1;
   bool symbolic = false;
   for (const LoopRV& loop : spatial) {
-    std::optional<int64_t> e = const_extent(sch, loop);
+    std::optional<int64_t> e = sch.loop_extent(loop);
     symbolic |= !e;
     total *= e.value_or(1);
   }
-  for (const LoopRV& loop : reduce) total *= const_extent(sch, loop).value_or(1);
+  for (const LoopRV& loop : reduce) total *= sch.loop_extent(loop).value_or(1);
   if (symbolic) total = std::max(total, kMinParallelElements);
 
   // Vectorize the innermost spatial loop; under a reduction it moves below the reduce loops
   // and the init is split off first, so the update is a vector multiply-accumulate.
   LoopRV inner = spatial.back();
   std::optional<LoopRV> outer_of_inner;
-  const std::optional<int64_t> known = const_extent(sch, inner);
+  const std::optional<int64_t> known = sch.loop_extent(inner);
   int64_t extent = known.value_or(0);
   int64_t width = extent > 0 ? pick_vector_width(extent, bits, vector_bits) : 1;
   // An extent with no divisor of four or more lanes (197, 1000003), or a size variable, still
@@ -152,9 +121,7 @@ void schedule_block_generic(Schedule& sch, const std::string& name, int vector_b
         BlockRV init = s.decompose_reduction(s.get_block(name), reduce.front());
         std::vector<LoopRV> init_loops = s.get_loops(init);
         if (!init_loops.empty()) {
-          const tir::ForNode* last = find_loop(s.func(), init_loops.back().var);
-          if (const auto* imm = tir::as<tir::IntImmNode>(last->extent); imm && imm->value == width)
-            s.vectorize(init_loops.back());
+          if (s.loop_extent(init_loops.back()) == width) s.vectorize(init_loops.back());
         }
       }
       s.vectorize(vec);
@@ -171,7 +138,7 @@ void schedule_block_generic(Schedule& sch, const std::string& name, int vector_b
   int64_t product = 1;
   for (const LoopRV& loop : leading) {
     to_fuse.push_back(loop);
-    product *= const_extent(sch, loop).value_or(16);
+    product *= sch.loop_extent(loop).value_or(16);
     if (product >= 64) break;
   }
   try_step(sch, [&](Schedule& s) {
@@ -228,7 +195,7 @@ tir::PrimFunc schedule_group(const tir::PrimFunc& func, const ir::Function& fn,
 
   // Inline every producer that is neither an output nor a reduction.
   for (const BlockRV& block : sch.get_child_blocks(sch.get_block("root"))) {
-    const tir::BlockNode* node = find_block(sch.func(), block.name);
+    const tir::Block node = sch.get(block);
     if (writes_any(*node, outputs) || has_reduce_vars(*node)) continue;
     try_step(sch, [&](Schedule& s) { s.compute_inline(block); });
   }
@@ -237,7 +204,7 @@ tir::PrimFunc schedule_group(const tir::PrimFunc& func, const ir::Function& fn,
   // The anchor block: the last reduction, else the first block.
   int anchor_index = 0;
   for (size_t i = 0; i < remaining.size(); ++i)
-    if (has_reduce_vars(*find_block(sch.func(), remaining[i].name))) anchor_index = int(i);
+    if (has_reduce_vars(*sch.get(remaining[i]))) anchor_index = int(i);
 
   // The anchor's strategy, when it has one and accepts the group; the generic schedule
   // otherwise. Either way the kernel records which one ran, and why a strategy declined.
@@ -256,6 +223,13 @@ tir::PrimFunc schedule_group(const tir::PrimFunc& func, const ir::Function& fn,
       } catch (const Error& e) {
         attrs = attrs.with(topi::kScheduleDeclinedAttr, strategy->name + ": " + e.what());
       }
+    } else if (const topi::LayoutStrategy* layout = topi::find_layout(anchor->op()->name)) {
+      // An op whose strategy starts with a layout (a convolution to be blocked) reaches the
+      // scheduler in its own form only when that strategy declined it: say why again here.
+      std::string reason = layout->check(*anchor, anchor->checked_type, options.vector_bits / 32);
+      if (reason.empty())
+        reason = "not rewritten to its layout (AlterOpLayout runs at -O3, on constant weights)";
+      attrs = attrs.with(topi::kScheduleDeclinedAttr, layout->name + ": " + reason);
     }
   }
   for (const BlockRV& block : remaining)

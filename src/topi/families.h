@@ -9,6 +9,6 @@ void register_reduce_computes();     // reduce.cpp: sum/mean/max/..., arg reduct
 void register_transform_computes();  // transform.cpp: reshape, transpose, concat, split, ...
 void register_index_computes();      // index.cpp: take, gather, one_hot, creation ops, ...
 void register_nn_computes();         // nn.cpp: conv, dense, matmul, pool, norms, resize
-void register_x86_schedules();       // x86/schedules.cpp: hand-written x86 anchor schedules
+void register_x86_schedules();       // x86/schedules.cpp: x86 layout and schedule strategies
 
 }  // namespace anvil::topi

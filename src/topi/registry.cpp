@@ -12,6 +12,7 @@ namespace {
 
 constexpr const char* kComputeKey = "te_compute";
 constexpr const char* kScheduleKey = "x86_schedule";
+constexpr const char* kLayoutKey = "x86_layout";
 constexpr const char* kShapeComputeKey = "te_shape_compute";
 
 void register_all_families() {
@@ -24,6 +25,15 @@ void register_all_families() {
     register_nn_computes();
     register_x86_schedules();
   });
+}
+
+// The entry of type T that a family registered under key on the row of op_name (the families
+// register on first use), or nullptr.
+template <typename T>
+const T* find_entry(std::string_view op_name, const char* key) {
+  register_all_families();
+  const ir::OpDef* def = ir::OpTable::global().find(op_name);
+  return def ? def->get_extra<T>(key) : nullptr;
 }
 
 const ir::TensorTypeNode& output_type(const ir::Type& out_type, size_t i, const std::string& op) {
@@ -122,9 +132,7 @@ void register_compute(std::string_view op_name, ComputeFn compute) {
 }
 
 const ComputeFn* find_compute(std::string_view op_name) {
-  register_all_families();
-  const ir::OpDef* def = ir::OpTable::global().find(op_name);
-  return def ? def->get_extra<ComputeFn>(kComputeKey) : nullptr;
+  return find_entry<ComputeFn>(op_name, kComputeKey);
 }
 
 std::vector<std::string> ops_without_compute() {
@@ -140,9 +148,7 @@ void register_shape_compute(std::string_view op_name, ShapeCompute shape) {
 }
 
 const ShapeCompute* find_shape_compute(std::string_view op_name) {
-  register_all_families();
-  const ir::OpDef* def = ir::OpTable::global().find(op_name);
-  return def ? def->get_extra<ShapeCompute>(kShapeComputeKey) : nullptr;
+  return find_entry<ShapeCompute>(op_name, kShapeComputeKey);
 }
 
 void register_schedule(std::string_view op_name, std::string strategy_name, ScheduleFn schedule) {
@@ -151,9 +157,15 @@ void register_schedule(std::string_view op_name, std::string strategy_name, Sche
 }
 
 const ScheduleStrategy* find_schedule(std::string_view op_name) {
-  register_all_families();
-  const ir::OpDef* def = ir::OpTable::global().find(op_name);
-  return def ? def->get_extra<ScheduleStrategy>(kScheduleKey) : nullptr;
+  return find_entry<ScheduleStrategy>(op_name, kScheduleKey);
+}
+
+void register_layout(std::string_view op_name, LayoutStrategy strategy) {
+  ir::OpTable::global().get_mutable(op_name).set_extra(kLayoutKey, std::move(strategy));
+}
+
+const LayoutStrategy* find_layout(std::string_view op_name) {
+  return find_entry<LayoutStrategy>(op_name, kLayoutKey);
 }
 
 }  // namespace anvil::topi

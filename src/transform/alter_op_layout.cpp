@@ -1,11 +1,10 @@
-// AlterOpLayout for x86: convolutions move to the blocked NCHW[x]c layout with their weights
-// re-packed at compile time, and the elementwise ops around them follow, so that the layout
-// changes are paid once at the edges of a run of convolutions rather than around each one.
-// Dense layers and matmuls with constant 2-D weights become nn.contrib_dense_pack against the
-// weight packed in blocks of output columns, (N / b, K, b), so that one column tile of the x86
-// schedule reads one contiguous panel (a row of the plain (K, N) weight is N floats apart from
-// the next, which for N = 768 or 3072 maps a whole panel onto a few cache sets). A width that
-// takes no full vector falls back to a matmul against the transposed weight.
+// AlterOpLayout: a target-neutral driver of the targets' layout strategies. Each op with a
+// layout strategy (topi::find_layout: x86 convolutions to NCHW{b}c with packed weights, dense
+// layers to packed column panels) is asked for its rewrite; the ops around a blocked value
+// (elementwise, broadcast binary, bias, pools, concatenate, spatial slices) follow it into the
+// blocked layout, so that layout changes are paid once at the edges of a run of convolutions
+// rather than around each one. A strategy that declines says why, and the reason is reported
+// as a remark.
 //
 // Every rewritten call remembers its blocked form; a consumer that works in the blocked layout
 // takes that form directly, any other consumer gets (one shared) layout_transform back to
@@ -19,6 +18,8 @@
 
 #include "anvil/ir/attrs/nn.h"
 #include "anvil/ir/attrs/transform.h"
+#include "anvil/ir/dim.h"
+#include "anvil/topi/topi.h"
 #include "anvil/transform/passes.h"
 #include "transform/pass_util.h"
 
@@ -58,48 +59,9 @@ std::optional<std::vector<ir::Dim>> nchw_dims(const ir::Expr& e) {
 
 std::string blocked_layout(int64_t block) { return "NCHW" + std::to_string(block) + "c"; }
 
-// The largest power of two up to lanes that divides channels.
-int64_t channel_block(int64_t channels, int vector_lanes) {
-  for (int64_t b = vector_lanes; b > 1; b /= 2)
-    if (channels % b == 0) return b;
-  return 1;
-}
-
 bool is_float32(const ir::Expr& e) {
   std::optional<DataType> dtype = detail::tensor_dtype(e);
   return dtype && *dtype == DataType::float32();
-}
-
-// OIHW -> OIHW{ib}i{ob}o: w'[oo, io, h, w, ii, oi] = w[oo * ob + oi, io * ib + ii, h, w], with
-// zero weights for the output channels from O up to stored_out (a multiple of ob, >= O).
-Tensor pack_conv_weight(const Tensor& weight, int64_t ib, int64_t ob, int64_t stored_out) {
-  std::vector<int64_t> s = weight.shape_vector();
-  const int64_t out = s[0], in = s[1], taps = s[2] * s[3];
-  Tensor packed = Tensor::zeros({stored_out / ob, in / ib, s[2], s[3], ib, ob}, weight.dtype());
-  const float* src = static_cast<const float*>(weight.data());
-  float* dst = static_cast<float*>(packed.data());
-  for (int64_t o = 0; o < out; ++o)
-    for (int64_t i = 0; i < in; ++i)
-      for (int64_t t = 0; t < taps; ++t) {
-        int64_t to = ((((o / ob) * (in / ib) + i / ib) * taps + t) * ib + i % ib) * ob + o % ob;
-        dst[to] = src[(o * in + i) * taps + t];
-      }
-  return packed;
-}
-
-// The (K, N) matrix `weight` (or, with `rows_are_columns`, the (N, K) weight of nn.dense) in
-// blocks of b output columns: packed[n / b, k, n % b] = element (k, n).
-Tensor pack_columns(const Tensor& weight, bool rows_are_columns, int64_t block) {
-  std::vector<int64_t> s = weight.shape_vector();
-  const int64_t k_size = rows_are_columns ? s[1] : s[0], n_size = rows_are_columns ? s[0] : s[1];
-  Tensor packed = Tensor::empty({n_size / block, k_size, block}, weight.dtype());
-  const float* src = static_cast<const float*>(weight.data());
-  float* dst = static_cast<float*>(packed.data());
-  for (int64_t k = 0; k < k_size; ++k)
-    for (int64_t n = 0; n < n_size; ++n)
-      dst[(n / block) * k_size * block + k * block + n % block] =
-          rows_are_columns ? src[n * k_size + k] : src[k * n_size + n];
-  return packed;
 }
 
 // The C values of a per-channel constant, zeros after them up to stored_channels, as a tensor
@@ -134,15 +96,16 @@ std::optional<ir::Expr> relayout_channel_constant(const Tensor& c, int64_t chann
 
 class LayoutAlterer : public detail::TypedMutator {
  public:
-  explicit LayoutAlterer(int vector_lanes) : lanes_(vector_lanes) {}
+  LayoutAlterer(int vector_lanes, std::vector<std::string>* remarks)
+      : lanes_(vector_lanes), remarks_(remarks) {}
 
   ir::Expr mutate_Call(const ir::CallNode* node, const ir::Expr& self) override {
     const ir::OpNode* op = node->op();
     if (op) {
+      if (const topi::LayoutStrategy* strategy = topi::find_layout(op->name))
+        if (std::optional<ir::Expr> rewritten = apply(*strategy, *node, self)) return *rewritten;
       std::optional<BlockedValue> blocked;
-      if (op->name == "nn.conv2d")
-        blocked = rewrite_conv(*node, self);
-      else if (op->def->pattern == ir::OpPattern::ElemWise && node->args.size() == 1)
+      if (op->def->pattern == ir::OpPattern::ElemWise && node->args.size() == 1)
         blocked = rewrite_unary(*node, self);
       else if (kBinaryOps.count(op->name))
         blocked = rewrite_binary(*node, self);
@@ -158,8 +121,6 @@ class LayoutAlterer : public detail::TypedMutator {
         blocked_[self.get()] = *blocked;
         return as_nchw(*blocked);
       }
-      if (op->name == "nn.dense" || op->name == "nn.matmul")
-        if (std::optional<ir::Expr> product = rewrite_dense(*node)) return *product;
     }
     return detail::TypedMutator::mutate_Call(node, self);
   }
@@ -171,6 +132,38 @@ class LayoutAlterer : public detail::TypedMutator {
   // Pools whose computes read any layout, the blocked ones included.
   inline static const std::unordered_set<std::string> kPoolOps = {
       "nn.max_pool2d", "nn.avg_pool2d", "nn.global_max_pool2d", "nn.global_avg_pool2d"};
+
+  // The call as the strategy rewrites it (its NCHW value, the blocked form remembered), or
+  // nullopt with a remark saying why the strategy declined.
+  std::optional<ir::Expr> apply(const topi::LayoutStrategy& strategy, const ir::CallNode& call,
+                                const ir::Expr& self) {
+    std::string reason = strategy.check(call, self->checked_type, lanes_);
+    if (reason.empty()) {
+      topi::LayoutArgs args{call, self->checked_type, lanes_,
+                            [&](size_t i) { return mutate(call.args.at(i)); },
+                            [&](int64_t block) { return as_blocked(call.args.at(0), block); }};
+      try {
+        topi::LayoutRewrite rewrite = strategy.rewrite(args);
+        if (rewrite.out_block == 0) return rewrite.expr;
+        std::optional<std::vector<ir::Dim>> shape = nchw_dims(self);
+        ANVIL_ICHECK(shape, strategy.name, " blocked a value that is not 4-D NCHW");
+        BlockedValue blocked{rewrite.expr, rewrite.out_block, *shape, rewrite.stored_channels};
+        blocked_[self.get()] = blocked;
+        return as_nchw(blocked);
+      } catch (const Error& e) {
+        reason = e.what();
+      }
+    }
+    if (remarks_) {
+      std::string operands;
+      for (const ir::Expr& arg : call.args)
+        if (std::optional<std::vector<ir::Dim>> dims = detail::shape_dims(arg))
+          operands += (operands.empty() ? "" : ", ") + ir::dims_to_string(*dims);
+      remarks_->push_back(call.op()->name + "(" + operands + "): " + strategy.name +
+                          " declined: " + reason);
+    }
+    return std::nullopt;
+  }
 
   // The blocked form of the (original) expression e, if its rewrite has one.
   const BlockedValue* blocked_form(const ir::Expr& e) {
@@ -200,118 +193,6 @@ class LayoutAlterer : public detail::TypedMutator {
         it->second = transform_layout(b ? as_nchw(*b) : mutate(e), "NCHW", blocked_layout(block));
     }
     return it->second;
-  }
-
-  // The output channels a convolution computes for `channels` in blocks of `block`: rounded
-  // up to a whole vector when the block is less than one and the extra channels cost at most a
-  // sixteenth more work (each FMA then fills a whole vector instead of half or a quarter).
-  int64_t stored_output_channels(int64_t channels, int64_t block) const {
-    if (block >= lanes_) return channels;
-    const int64_t rounded = (channels + lanes_ - 1) / lanes_ * lanes_;
-    return (rounded - channels) * 16 <= channels ? rounded : channels;
-  }
-
-  std::optional<BlockedValue> rewrite_conv(const ir::CallNode& call, const ir::Expr& self) {
-    const auto& a = detail::attrs_or_default<ir::Conv2DAttrs>(call);
-    if (a.data_layout != "NCHW" || a.kernel_layout != "OIHW" ||
-        !(a.out_layout.empty() || a.out_layout == "NCHW"))
-      return std::nullopt;
-    if (a.out_dtype && *a.out_dtype != DataType::float32()) return std::nullopt;
-    const ir::Expr& data = call.args[0];
-    ir::Expr weight = mutate(call.args[1]);
-    const Tensor* w = constant_data(weight);
-    std::optional<std::vector<ir::Dim>> in_shape = nchw_dims(data);
-    std::optional<std::vector<ir::Dim>> out_shape = nchw_dims(self);
-    if (!w || w->ndim() != 4 || w->dtype() != DataType::float32() || !is_float32(data) ||
-        !in_shape || !out_shape || a.groups < 1)
-      return std::nullopt;
-    const int64_t in_channels = (*in_shape)[1].int_value();
-    const int64_t out_channels = (*out_shape)[1].int_value();
-    std::vector<int64_t> ws = w->shape_vector();
-    std::optional<GroupedBlocks> grouped;
-    int64_t ib = channel_block(in_channels, lanes_), ob = 0, kernel_ib = ib, stored = out_channels;
-    Tensor kernel = *w;
-    int64_t groups = a.groups;
-    if (a.groups > 1 && a.groups == in_channels && ws[0] == a.groups) {
-      // Depthwise (one input channel per group, one output channel per input channel) keeps
-      // one block for data and output.
-      ob = ib;
-      kernel_ib = 1;
-    } else if (a.groups > 1) {
-      grouped = grouped_blocks(in_channels / a.groups, out_channels / a.groups, a.groups, ib);
-      if (!grouped) return std::nullopt;
-      ib = kernel_ib = grouped->block;
-      ob = grouped->out_block;
-      groups = a.groups / grouped->merged;
-      if (grouped->merged > 1) kernel = block_diagonal_weight(*w, grouped->merged, a.groups);
-    } else {
-      ob = channel_block(out_channels, lanes_);
-      stored = stored_output_channels(out_channels, ob);
-      if (stored != out_channels) ob = lanes_;
-    }
-
-    auto attrs = ir::make_attrs<ir::Conv2DAttrs>();
-    attrs->strides = a.strides;
-    attrs->padding = a.padding;
-    attrs->dilation = a.dilation;
-    attrs->groups = groups;
-    attrs->channels = stored;
-    attrs->kernel_size = {ws[2], ws[3]};
-    attrs->data_layout = blocked_layout(ib);
-    attrs->kernel_layout = "OIHW" + std::to_string(kernel_ib) + "i" + std::to_string(ob) + "o";
-    attrs->out_layout = blocked_layout(ob);
-    attrs->out_dtype = a.out_dtype;
-    ir::Expr packed = ir::ConstantNode::make(pack_conv_weight(kernel, kernel_ib, ob, stored));
-    ir::Expr conv =
-        ir::call_op("nn.contrib_conv2d_NCHWc", {as_blocked(data, ib), packed}, ir::Attrs(attrs));
-    return BlockedValue{conv, ob, *out_shape, stored};
-  }
-
-  // The blocks of a grouped convolution (not depthwise) with in_per_group / out_per_group
-  // channels per group, whose data would be blocked by `data_block` on its own. Each channel
-  // block then lies inside one group, so the blocked compute indexes a group's input blocks
-  // directly. Groups narrower than the block are merged, `merged` at a time, into one group of
-  // a whole block whose weight is block diagonal: the zeros cost merged-fold multiply-adds, but
-  // the data keeps the block of the convolutions around it (no re-blocking copies) and each
-  // multiply-add fills a whole vector.
-  struct GroupedBlocks {
-    int64_t block = 0;      // data and kernel input block
-    int64_t out_block = 0;  // output block
-    int64_t merged = 1;     // groups merged into one
-  };
-  std::optional<GroupedBlocks> grouped_blocks(int64_t in_per_group, int64_t out_per_group,
-                                              int64_t groups, int64_t data_block) const {
-    if (in_per_group % data_block == 0 && out_per_group % data_block == 0)
-      return GroupedBlocks{data_block, data_block, 1};
-    if (data_block % in_per_group == 0) {
-      const int64_t merged = data_block / in_per_group;
-      const int64_t out_block = channel_block(merged * out_per_group, lanes_);
-      if (groups % merged == 0 && out_block >= 4)
-        return GroupedBlocks{data_block, out_block, merged};
-    }
-    // Wide groups whose width is no multiple of the data block (24 channels against 16) take
-    // the largest block that divides both sides of a group.
-    const int64_t block = channel_block(std::gcd(in_per_group, out_per_group), lanes_);
-    if (block >= 4) return GroupedBlocks{block, block, 1};
-    return std::nullopt;
-  }
-
-  // The OIHW weight of a convolution in `groups` groups as that of groups / merged groups:
-  // output channel o of group g reads, in its merged group of merged * I channels, its own
-  // I channels at offset (g % merged) * I and zeros elsewhere.
-  static Tensor block_diagonal_weight(const Tensor& weight, int64_t merged, int64_t groups) {
-    std::vector<int64_t> s = weight.shape_vector();
-    const int64_t out = s[0], in = s[1], taps = s[2] * s[3], out_per_group = out / groups;
-    Tensor wide = Tensor::zeros({out, in * merged, s[2], s[3]}, weight.dtype());
-    const float* src = static_cast<const float*>(weight.data());
-    float* dst = static_cast<float*>(wide.data());
-    for (int64_t o = 0; o < out; ++o) {
-      const int64_t offset = (o / out_per_group) % merged * in;
-      for (int64_t i = 0; i < in; ++i)
-        for (int64_t t = 0; t < taps; ++t)
-          dst[(o * in * merged + offset + i) * taps + t] = src[(o * in + i) * taps + t];
-    }
-    return wide;
   }
 
   std::optional<BlockedValue> rewrite_unary(const ir::CallNode& call, const ir::Expr& self) {
@@ -444,60 +325,6 @@ class LayoutAlterer : public detail::TypedMutator {
     return BlockedValue{joined, block, *out, (*out)[1].int_value()};
   }
 
-  // The output-column block of a packed weight (the column tile of the x86 schedule): up to
-  // four whole vectors, or up to eight half vectors; 0 when N takes neither.
-  int64_t column_block(int64_t columns) const {
-    // Half vectors when no full one divides N (1000 classes = 125 x 8): the weight of a
-    // classifier is read once per run, and packed it is read as one stream per column tile
-    // instead of 40 floats out of every 4000-byte row.
-    for (int64_t lanes = lanes_, most = 4; lanes >= 4 && lanes >= lanes_ / 2;
-         lanes /= 2, most *= 2) {
-      if (columns % lanes != 0) continue;
-      int64_t vectors = 1;
-      for (int64_t v = most; v > 1; --v)
-        if ((columns / lanes) % v == 0) {
-          vectors = v;
-          break;
-        }
-      return vectors * lanes;
-    }
-    return 0;
-  }
-
-  // nn.dense(x, W (N, K)) or nn.matmul(x, B (K, N)) with a constant float32 weight.
-  std::optional<ir::Expr> rewrite_dense(const ir::CallNode& call) {
-    ir::Expr weight = mutate(call.args[1]);
-    const Tensor* w = constant_data(weight);
-    if (!w || w->ndim() != 2 || w->dtype() != DataType::float32() || !is_float32(call.args[0]))
-      return std::nullopt;
-    const bool is_dense = call.op()->name == "nn.dense";
-    auto attrs = ir::make_attrs<ir::DenseAttrs>();
-    if (is_dense) {
-      const auto& a = detail::attrs_or_default<ir::DenseAttrs>(call);
-      attrs->units = a.units;
-      attrs->out_dtype = a.out_dtype;
-    } else {
-      const auto& a = detail::attrs_or_default<ir::MatmulAttrs>(call);
-      if (a.transpose_a || a.transpose_b) return std::nullopt;
-      attrs->units = a.units;
-      attrs->out_dtype = a.out_dtype;
-    }
-    const int64_t columns = w->shape()[is_dense ? 0 : 1];
-    if (int64_t block = column_block(columns)) {
-      ir::Expr packed = ir::ConstantNode::make(pack_columns(*w, is_dense, block));
-      return ir::call_op("nn.contrib_dense_pack", {mutate(call.args[0]), packed}, ir::Attrs(attrs));
-    }
-    if (!is_dense) return std::nullopt;
-    auto matmul_attrs = ir::make_attrs<ir::MatmulAttrs>();
-    matmul_attrs->units = attrs->units;
-    matmul_attrs->out_dtype = attrs->out_dtype;
-    // One block of all N columns is the (K, N) transpose.
-    const int64_t depth = w->shape()[1];
-    ir::Expr transposed =
-        ir::ConstantNode::make(pack_columns(*w, true, columns).view({depth, columns}));
-    return ir::call_op("nn.matmul", {mutate(call.args[0]), transposed}, ir::Attrs(matmul_attrs));
-  }
-
   struct ValueAndBlockHash {
     size_t operator()(const std::pair<const ir::ExprNode*, int64_t>& key) const {
       return std::hash<const void*>()(key.first) * 31 + std::hash<int64_t>()(key.second);
@@ -505,6 +332,7 @@ class LayoutAlterer : public detail::TypedMutator {
   };
 
   int lanes_;
+  std::vector<std::string>* remarks_;
   std::unordered_map<const ir::ExprNode*, BlockedValue> blocked_;
   // The forward (or re-blocking) transforms built so far, by original value and block.
   std::unordered_map<std::pair<const ir::ExprNode*, int64_t>, ir::Expr, ValueAndBlockHash>
@@ -513,12 +341,13 @@ class LayoutAlterer : public detail::TypedMutator {
 
 }  // namespace
 
-ir::IRModule alter_op_layout(const ir::IRModule& mod, int vector_lanes) {
+ir::IRModule alter_op_layout(const ir::IRModule& mod, int vector_lanes,
+                             std::vector<std::string>* remarks) {
   if (vector_lanes < 1)
     throw_error("alter_op_layout: vector_lanes must be positive, got ", vector_lanes);
   ir::IRModule typed = ir::infer_type(mod);
   if (!typed.contains("main")) return typed;
-  LayoutAlterer alterer(vector_lanes);
+  LayoutAlterer alterer(vector_lanes, remarks);
   ir::Expr main = alterer.mutate(ir::Expr(typed.get_function("main")));
   const auto* fn = ir::as<ir::FunctionNode>(main);
   ANVIL_ICHECK(fn, "alter_op_layout turned @main into a ", ir::expr_kind_name(main->kind));

@@ -17,16 +17,27 @@ std::string PassContext::get_config(const std::string& key, const std::string& f
   return it == config.end() ? fallback : it->second;
 }
 
+void PassContext::remark(const std::string& pass, const std::string& text) const {
+  if (on_remark) on_remark(pass, text);
+}
+
 ir::IRModule run_passes(const ir::IRModule& mod, const std::vector<Pass>& passes,
                         const PassContext& ctx) {
   ir::IRModule current = mod;
   std::vector<std::pair<std::string, double>> times;
+  // The passes run under a context that also keeps their remarks for the report.
+  std::vector<std::string> remarks;
+  PassContext local = ctx;
+  local.on_remark = [&](const std::string& pass, const std::string& text) {
+    remarks.push_back(pass + ": " + text);
+    ctx.remark(pass, text);
+  };
   bool dump_all =
       std::find(ctx.dump_after.begin(), ctx.dump_after.end(), "all") != ctx.dump_after.end();
   for (const Pass& pass : passes) {
     if (!ctx.enabled(pass.name, pass.min_opt_level)) continue;
     auto start = std::chrono::steady_clock::now();
-    current = pass.run(current, ctx);
+    current = pass.run(current, local);
     double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     times.emplace_back(pass.name, ms);
@@ -40,6 +51,8 @@ ir::IRModule run_passes(const ir::IRModule& mod, const std::vector<Pass>& passes
     std::fprintf(stderr, "pass times (total %.2f ms):\n", total);
     for (const auto& [name, ms] : times)
       std::fprintf(stderr, "  %-28s %10.2f ms\n", name.c_str(), ms);
+    if (!remarks.empty()) std::fprintf(stderr, "pass remarks:\n");
+    for (const std::string& remark : remarks) std::fprintf(stderr, "  %s\n", remark.c_str());
   }
   return current;
 }

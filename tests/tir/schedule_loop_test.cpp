@@ -43,6 +43,24 @@ TEST(ScheduleLookup, BlocksAndLoops) {
   EXPECT_EQ(loop_extents(mm, "C"), (std::vector<int64_t>{37, 53, 19}));
 }
 
+// sch.get and loop_extent follow a handle through rewrites: the same block and loop
+// variables denote the rebuilt nodes; a loop that a primitive replaced is gone.
+TEST(ScheduleLookup, GetByHandle) {
+  Schedule sch(matmul(37, 53, 19));
+  BlockRV c = sch.get_block("C");
+  EXPECT_EQ(sch.get(c)->name, "C");
+  EXPECT_EQ(sch.get(c)->iter_vars.size(), 3u);
+  std::vector<LoopRV> loops = sch.get_loops(c);
+  EXPECT_EQ(sch.get(loops[1])->loop_var.get(), loops[1].var.get());
+  EXPECT_EQ(sch.loop_extent(loops[2]), 19);
+  std::vector<LoopRV> parts = sch.split(loops[1], {nullptr, 8});
+  EXPECT_EQ(sch.loop_extent(parts[0]), 7);  // ceil(53 / 8), the tail guarded
+  EXPECT_EQ(sch.loop_extent(parts[1]), 8);
+  EXPECT_EQ(loop_extents(sch, "C"), (std::vector<int64_t>{37, 7, 8, 19}));
+  EXPECT_THROW(sch.get(loops[1]), Error);
+  EXPECT_THROW(sch.get(BlockRV{"missing"}), Error);
+}
+
 TEST(ScheduleLookup, FunctionWithoutBlocksGetsARootBlock) {
   Buffer a = BufferNode::make("A", DataType::float32(), {8});
   Var pa = VarNode::make("a", DataType::handle());

@@ -5,6 +5,7 @@
 // schedule.
 #include <gtest/gtest.h>
 
+#include "anvil/tir/functor.h"
 #include "topi/topi_test_util.h"
 #include "topi/x86_schedule_check.h"
 

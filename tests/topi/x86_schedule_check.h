@@ -1,13 +1,12 @@
-// Checking one hand-written x86 schedule directly: the group is lowered naive, its injective
-// producers inlined as the group scheduler does, then the schedule under test is applied
-// (a refused primitive fails the test instead of falling back to the generic schedule), and
+// Checking one hand-written x86 schedule: the group goes through the production group
+// scheduler (lower::lower_primitive), which must record that the anchor op's strategy ran (a
+// decline fails the test with its reason instead of falling back to the generic schedule), and
 // the compiled kernel is compared with the reference interpreter on random inputs.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <functional>
 #include <string>
 
 #include "anvil/codegen/llvm.h"
@@ -16,7 +15,6 @@
 #include "anvil/ir/parser.h"
 #include "anvil/lower/lower.h"
 #include "anvil/reference/reference.h"
-#include "anvil/tir/functor.h"
 #include "anvil/tir/printer.h"
 #include "anvil/tir/transform.h"
 #include "anvil/topi/topi.h"
@@ -24,9 +22,9 @@
 
 namespace anvil::x86_test {
 
-// The scheduled (not yet lowered) function of the group `function_text` after the schedule
-// registered for `anchor_op`; `inputs` receives random inputs and `expected` the reference
-// outputs.
+// The scheduled (not yet lowered) function of the group `function_text` as production
+// schedules it; throws Error unless the strategy registered for `anchor_op` scheduled it.
+// `inputs` receives random inputs and `expected` the reference outputs.
 inline tir::PrimFunc schedule_group_with(const std::string& function_text,
                                          const std::string& anchor_op, std::vector<Tensor>& inputs,
                                          std::vector<Tensor>& expected, int vector_bits = 512) {
@@ -40,47 +38,20 @@ inline tir::PrimFunc schedule_group_with(const std::string& function_text,
   }
   expected = reference::Interpreter(mod).run(inputs);
 
-  const ir::CallNode* anchor = nullptr;
-  std::function<void(const ir::Expr&)> find = [&](const ir::Expr& e) {
-    const auto* call = ir::as<ir::CallNode>(e);
-    if (!call) return;
-    if (call->op() && call->op()->name == anchor_op) anchor = call;
-    for (const ir::Expr& arg : call->args) find(arg);
-  };
-  find(fn->body);
-  if (!anchor) throw Error("no call of " + anchor_op);
-
-  lower::LowerGroupOptions naive;
-  naive.schedule = false;
-  tir::Schedule sch(lower::lower_primitive(fn, "kernel", naive));
-  const tir::Buffer output = sch.func()->buffer_map.back().second;
-  std::vector<std::string> blocks;
-  for (const tir::BlockRV& b : sch.get_child_blocks(sch.get_block("root")))
-    blocks.push_back(b.name);
-  std::string anchor_block;
-  std::vector<std::string> epilogue;
-  for (const std::string& name : blocks) {
-    const tir::BlockNode* node = nullptr;
-    tir::pre_order_visit(sch.func()->body, nullptr, [&](const tir::Stmt& s) {
-      if (const auto* b = tir::as<tir::BlockNode>(s); b && b->name == name) node = b;
-    });
-    bool reduces = false;
-    for (const tir::IterVar& iv : node->iter_vars) reduces |= iv.kind == tir::IterKind::Reduce;
-    bool writes_output = node->writes[0].buffer->name == output->name;
-    if (reduces) {
-      anchor_block = name;
-      epilogue.clear();
-    } else if (!writes_output) {
-      sch.compute_inline(sch.get_block(name));
-    } else {
-      epilogue.push_back(name);
-    }
-  }
-  topi::ScheduleArgs args{*anchor, anchor_block, epilogue, vector_bits, "llvm"};
   const topi::ScheduleStrategy* strategy = topi::find_schedule(anchor_op);
   if (!strategy) throw Error("no x86 schedule for " + anchor_op);
-  strategy->schedule(sch, args);
-  return sch.func();
+  lower::LowerGroupOptions options;
+  options.vector_bits = vector_bits;
+  tir::PrimFunc scheduled = lower::lower_primitive(fn, "kernel", options);
+  auto attr = [&](const char* key) {
+    const ir::AttrValue* value = scheduled->func_attrs.find(key);
+    const std::string* text = value ? std::get_if<std::string>(value) : nullptr;
+    return text ? *text : std::string("(none)");
+  };
+  if (attr(topi::kScheduleAttr) != strategy->name)
+    throw Error("the group ran the '" + attr(topi::kScheduleAttr) + "' schedule, not " +
+                strategy->name + "; declined: " + attr(topi::kScheduleDeclinedAttr));
+  return scheduled;
 }
 
 // Schedules the group with the x86 schedule of anchor_op, compiles it and compares it with

@@ -292,7 +292,19 @@ def @main(%x: Tensor[(1, 4, 3, 3), float32], %w: Tensor[(2, 2, 1, 1), float32], 
   (%1, %2)
 }
 )");
-  EXPECT_EQ(print(alter_op_layout(mod, 16)), print(mod));
+  std::vector<std::string> remarks;
+  EXPECT_EQ(print(alter_op_layout(mod, 16, &remarks)), print(mod));
+  // Each convolution left as it was says why (consumers are met before their producers).
+  ASSERT_EQ(remarks.size(), 3u);
+  EXPECT_EQ(remarks[0],
+            "nn.conv2d((1, 2, 3, 3), (2, 2, 1, 1)): x86.conv2d_nchwc declined: the weight is not "
+            "a constant (bind the params to pack it)");
+  EXPECT_EQ(remarks[1],
+            "nn.conv2d((1, 4, 3, 3), (2, 2, 1, 1)): x86.conv2d_nchwc declined: groups of 2 input "
+            "/ 1 output channels fit no channel block of 4 or more, whole or merged");
+  EXPECT_EQ(remarks[2],
+            "nn.conv2d((1, 3, 3, 2), (1, 1, 2, 2)): x86.conv2d_nchwc declined: layouts "
+            "NHWC/HWIO: the blocked form is made from NCHW/OIHW");
 }
 
 // nn.dense with a constant (N, K) weight of a width that takes no full vector (2 columns, 16
@@ -403,7 +415,15 @@ def @main(%x: Tensor[(2, 4), float32], %w: Tensor[(4, 8), float32]) {
   (%0, %1)
 }
 )");
-  EXPECT_EQ(print(alter_op_layout(mod, 4)), print(mod));
+  std::vector<std::string> remarks;
+  EXPECT_EQ(print(alter_op_layout(mod, 4, &remarks)), print(mod));
+  ASSERT_EQ(remarks.size(), 2u);
+  EXPECT_EQ(remarks[0],
+            "nn.matmul((2, 4), (4, 8)): x86.dense_pack declined: the weight is not a constant "
+            "(bind the params to pack it)");
+  EXPECT_EQ(remarks[1],
+            "nn.matmul((2, 4), (4, 4)): x86.dense_pack declined: transposed operands are not "
+            "packed");
 }
 
 TEST(AlterOpLayout, RejectsNonPositiveLanes) {

@@ -1,4 +1,4 @@
-// PassContext and run_passes: which passes run at which level, dumps and timing.
+// PassContext and run_passes: which passes run at which level, dumps, timing and remarks.
 #include <gtest/gtest.h>
 
 #include "anvil/transform/pass.h"
@@ -67,6 +67,28 @@ TEST(RunPasses, PrintsPassTimesWhenAsked) {
   std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_NE(err.find("pass times (total"), std::string::npos) << err;
   EXPECT_NE(err.find("FoldConstant"), std::string::npos) << err;
+}
+
+// A pass's remarks reach the caller's hook, named by the pass, and are printed with the times.
+TEST(RunPasses, PassesRemarksOnAndPrintsThem) {
+  Pass remarking{"AlterOpLayout", 0, [](const ir::IRModule& mod, const PassContext& ctx) {
+                   ctx.remark("AlterOpLayout", "op(1): strategy declined: why");
+                   return mod;
+                 }};
+  std::vector<std::string> heard;
+  PassContext ctx;
+  ctx.print_pass_times = true;
+  ctx.on_remark = [&](const std::string& pass, const std::string& text) {
+    heard.push_back(pass + "|" + text);
+  };
+  ir::IRModule mod = testing::parse("def @main(%x: Tensor[(1), float32]) { %x }");
+  ::testing::internal::CaptureStderr();
+  run_passes(mod, {remarking}, ctx);
+  std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(heard, std::vector<std::string>{"AlterOpLayout|op(1): strategy declined: why"});
+  EXPECT_NE(err.find("pass remarks:\n  AlterOpLayout: op(1): strategy declined: why"),
+            std::string::npos)
+      << err;
 }
 
 }  // namespace

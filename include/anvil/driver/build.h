@@ -50,7 +50,8 @@ class BuiltModule {
   GraphExecutor create_executor() const;
   // The package parts (graph JSON, kernel library, params).
   Package package() const;
-  // The module as text at one stage: "relay" (the optimized, fused graph IR), "tir" (every
+  // The module as text at one stage: "relay" (the optimized, fused graph IR, headed by the
+  // graph passes' remarks as // comments: strategies that declined an op, and why), "tir" (every
   // lowered kernel), "ll" (LLVM IR), "asm" (assembly) or "c" (C source). Anything else, or
   // "ll"/"asm" for the c target, is an Error naming the format.
   std::string get_source(const std::string& format) const;

@@ -8,6 +8,8 @@
 // variable, so both names stay valid across primitives.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +53,12 @@ class Schedule {
   std::vector<LoopRV> get_loops(const BlockRV& block) const;
   // Blocks directly inside the root block (or below loop), in program order.
   std::vector<BlockRV> get_child_blocks(const BlockRV& block) const;
+  // The IR a handle denotes in the function as rewritten so far (TVM's sch.get); throws
+  // anvil::Error when the block or loop is gone.
+  Block get(const BlockRV& block) const;
+  For get(const LoopRV& loop) const;
+  // The extent of loop when it is a constant, else nullopt.
+  std::optional<int64_t> loop_extent(const LoopRV& loop) const;
 
   // Splits loop into len(factors) nested loops, outermost first; at most one
   // factor may be null (inferred as ceildiv). A non-dividing split guards the

@@ -132,4 +132,46 @@ void register_schedule(std::string_view op_name, std::string strategy_name, Sche
 // The hand-written schedule strategy of an op, or nullptr.
 const ScheduleStrategy* find_schedule(std::string_view op_name);
 
+// What a layout strategy sees: one call that AlterOpLayout may rewrite (typed, its arguments
+// as written), the target's float32 vector lanes, and the driver's means to build the new call.
+struct LayoutArgs {
+  const ir::CallNode& call;
+  const ir::Type& out_type;  // the call's inferred type
+  int vector_lanes = 16;
+  // Argument i after its producers were rewritten, in its own (original) layout.
+  std::function<ir::Expr(size_t i)> arg;
+  // The data (argument 0, a 4-D NCHW tensor) in NCHW{block}c: its producer's blocked form
+  // when that has the block, else one layout_transform shared by every consumer.
+  std::function<ir::Expr(int64_t block)> data_blocked;
+};
+
+// A layout strategy's rewrite of a call. out_block 0: expr replaces the call as it is (same
+// shape and layout). Otherwise expr is the call's NCHW result in NCHW{out_block}c, holding
+// stored_channels >= C channels (the extra ones zero), which the driver hands on to consumers
+// that work in the blocked layout.
+struct LayoutRewrite {
+  ir::Expr expr;
+  int64_t out_block = 0;
+  int64_t stored_channels = 0;
+};
+
+// The data layout and weight packing an op's strategy wants on a target (TVM's alter-layout
+// hook), under the strategy's name ("x86.conv2d_nchwc"). `check` tells from the call's types
+// and attrs alone why the strategy does not apply (empty when it does), so the reason can be
+// given again where the kernel is scheduled; `rewrite` builds the new call for a call that
+// passed `check`, and may still decline by throwing Error with the reason (a weight that is
+// not a constant).
+struct LayoutStrategy {
+  std::string name;
+  std::function<std::string(const ir::CallNode& call, const ir::Type& out_type, int vector_lanes)>
+      check;
+  std::function<LayoutRewrite(const LayoutArgs&)> rewrite;
+};
+
+// Attaches a layout strategy to an op for the llvm/c targets on x86.
+void register_layout(std::string_view op_name, LayoutStrategy strategy);
+
+// The layout strategy of an op, or nullptr.
+const LayoutStrategy* find_layout(std::string_view op_name);
+
 }  // namespace anvil::topi

@@ -25,11 +25,16 @@ struct PassContext {
   // (or after every pass when dump_after holds "all").
   std::vector<std::string> dump_after;
   std::function<void(const std::string& pass, const ir::IRModule& mod)> dump;
+  // Called with what a pass has to say about a decision it made (a strategy that declined an
+  // op, and why). run_passes also prints the remarks with the pass times.
+  std::function<void(const std::string& pass, const std::string& remark)> on_remark;
 
   // True when the pass is not disabled and opt_level >= min_level.
   bool enabled(const std::string& pass, int min_level) const;
   // The config value under key, or fallback.
   std::string get_config(const std::string& key, const std::string& fallback = "") const;
+  // Passes a remark of `pass` to on_remark, when set.
+  void remark(const std::string& pass, const std::string& text) const;
 };
 
 // One pass: its name (as TVM names it), the lowest opt level it runs at, and the function.
@@ -40,7 +45,7 @@ struct Pass {
 };
 
 // Runs the passes in order under ctx: skips the disabled ones, times each, calls the dump
-// hook, and prints the times when asked. Returns the final module.
+// hook, and prints the times (and the passes' remarks) when asked. Returns the final module.
 ir::IRModule run_passes(const ir::IRModule& mod, const std::vector<Pass>& passes,
                         const PassContext& ctx);
 

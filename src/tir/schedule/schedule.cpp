@@ -66,4 +66,16 @@ std::vector<BlockRV> Schedule::get_child_blocks(const BlockRV& block) const {
   return out;
 }
 
+Block Schedule::get(const BlockRV& block) const {
+  return sched::find_block(func_, block.name, "get").block;
+}
+
+For Schedule::get(const LoopRV& loop) const {
+  return sched::find_loop(func_, loop.var, "get").loop;
+}
+
+std::optional<int64_t> Schedule::loop_extent(const LoopRV& loop) const {
+  return as_const_int(get(loop)->extent);
+}
+
 }  // namespace anvil::tir

@@ -143,7 +143,7 @@ void tile_conv(tir::Schedule& sch, const ScheduleArgs& args, const Conv2dNCHWcKn
   tir::BlockRV conv = sch.get_block(args.anchor_block);
   std::vector<tir::LoopRV> loops = sch.get_loops(conv);
   // n, oc_chunk, oh, ow, oc_block | ic_outer, kh, kw, ic_inner
-  const int64_t oc_bn = loop_extent(sch, loops[4]).value_or(0);
+  const int64_t oc_bn = sch.loop_extent(loops[4]).value_or(0);
   std::vector<tir::LoopRV> oc = sch.split(loops[1], {nullptr, tir::make_int(knobs.oc_tile)});
   std::vector<tir::LoopRV> ow = sch.split(loops[3], {nullptr, tir::make_int(knobs.ow_block)});
   tir::LoopRV oc_block = loops[4], ic_outer = loops[5], kh = loops[6], kw = loops[7],
@@ -212,10 +212,10 @@ Conv2dNCHWcShape conv2d_nchwc_shape(const tir::Schedule& sch, const ScheduleArgs
   if (loops.size() != 9)
     throw_error("conv2d_NCHWc schedule: expected 9 loops, found ", loops.size());
   Conv2dNCHWcShape shape;
-  shape.oc_chunks = loop_extent(sch, loops[1]).value_or(0);
-  shape.out_width = loop_extent(sch, loops[3]).value_or(0);
-  shape.oc_bn = loop_extent(sch, loops[4]).value_or(0);
-  shape.ic_bn = loop_extent(sch, loops[8]).value_or(0);
+  shape.oc_chunks = sch.loop_extent(loops[1]).value_or(0);
+  shape.out_width = sch.loop_extent(loops[3]).value_or(0);
+  shape.oc_bn = sch.loop_extent(loops[4]).value_or(0);
+  shape.ic_bn = sch.loop_extent(loops[8]).value_or(0);
   shape.groups = args.anchor.attrs_as<ir::Conv2DAttrs>().groups;
   // The weight (O/ob, I/ib, kh, kw, ib, ob) holds one group's input channels.
   if (args.anchor.args.size() == 2)

@@ -190,8 +190,8 @@ void schedule_batched_gemm(tir::Schedule& sch, int64_t rows, int64_t oc_tile) {
   tir::BlockRV gemm = sch.get_block("winograd_M");
   std::vector<tir::LoopRV> loops = sch.get_loops(gemm);
   // xi, nu, p, oc_chunk, oc_block | ic_chunk, ic_block
-  const int64_t ic_bn = loop_extent(sch, loops[6]).value_or(1);
-  const int64_t ic_chunks = loop_extent(sch, loops[5]).value_or(1);
+  const int64_t ic_bn = sch.loop_extent(loops[6]).value_or(1);
+  const int64_t ic_chunks = sch.loop_extent(loops[5]).value_or(1);
   const int64_t panel = largest_divisor_at_most(ic_chunks, std::max<int64_t>(1, 128 / ic_bn));
   std::vector<tir::LoopRV> p = sch.split(loops[2], {nullptr, tir::make_int(rows)});
   std::vector<tir::LoopRV> oc = sch.split(loops[3], {nullptr, tir::make_int(oc_tile)});
@@ -234,9 +234,9 @@ void schedule_conv2d_winograd(tir::Schedule& sch, const ScheduleArgs& args) {
   std::vector<tir::LoopRV> gemm_loops = sch.get_loops(sch.get_block("winograd_M"));
   if (out_loops.size() != 6 || gemm_loops.size() != 7)
     throw_error("conv2d_winograd schedule: unexpected loop nests");
-  const int64_t tiles = loop_extent(sch, gemm_loops[2]).value_or(0);
-  const int64_t oc_chunks = loop_extent(sch, gemm_loops[3]).value_or(0);
-  const int64_t oc_bn = loop_extent(sch, gemm_loops[4]).value_or(0);
+  const int64_t tiles = sch.loop_extent(gemm_loops[2]).value_or(0);
+  const int64_t oc_chunks = sch.loop_extent(gemm_loops[3]).value_or(0);
+  const int64_t oc_bn = sch.loop_extent(gemm_loops[4]).value_or(0);
   if (tiles <= 0 || oc_chunks <= 0 || oc_bn <= 0 || oc_bn > lanes)
     throw_error("conv2d_winograd schedule: oc block ", oc_bn, " does not fit one vector");
   // Up to 4 vectors of output channels per tile; with 32 registers (AVX-512) 6 rows of them

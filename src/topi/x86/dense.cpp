@@ -14,9 +14,9 @@ void schedule_dense(tir::Schedule& sch, const ScheduleArgs& args) {
     if (attrs->transpose_a || attrs->transpose_b)
       throw_error("dense schedule: transposed operands are read with strides");
   tir::BlockRV block = sch.get_block(args.anchor_block);
-  const tir::BlockNode& node = block_node(sch, args.anchor_block);
+  const tir::Block node = sch.get(block);
   size_t spatial = 0, reduce = 0;
-  for (const tir::IterVar& iv : node.iter_vars)
+  for (const tir::IterVar& iv : node->iter_vars)
     (iv.kind == tir::IterKind::Reduce ? reduce : spatial) += 1;
   std::vector<tir::LoopRV> loops = sch.get_loops(block);
   if (reduce != 1 || spatial < 2 || loops.size() != spatial + 1)
@@ -43,9 +43,9 @@ void schedule_dense(tir::Schedule& sch, const ScheduleArgs& args) {
   // sequence; attention's scores have columns and rows of the sequence): the tiles over a
   // symbolic extent are cut at run time, the last one guarded, and a symbolic reduction runs
   // whole inside the register tile.
-  const std::optional<int64_t> rows = loop_extent(sch, i);
-  const std::optional<int64_t> cols = loop_extent(sch, j);
-  const std::optional<int64_t> depth = loop_extent(sch, k);
+  const std::optional<int64_t> rows = sch.loop_extent(i);
+  const std::optional<int64_t> cols = sch.loop_extent(j);
+  const std::optional<int64_t> depth = sch.loop_extent(k);
   if ((rows && *rows <= 0) || (cols && *cols <= 0) || (depth && *depth <= 0))
     throw_error("dense schedule: an empty row, column or reduction loop");
 
@@ -62,7 +62,7 @@ void schedule_dense(tir::Schedule& sch, const ScheduleArgs& args) {
   int64_t batch = 1;
   bool symbolic_batch = false;
   for (size_t d = 0; d + 2 < spatial; ++d) {
-    std::optional<int64_t> extent = loop_extent(sch, loops[d]);
+    std::optional<int64_t> extent = sch.loop_extent(loops[d]);
     symbolic_batch |= !extent;
     batch *= extent.value_or(1);
   }

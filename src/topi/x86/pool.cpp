@@ -40,7 +40,7 @@ constexpr int64_t kMinParallelTaps = int64_t(1) << 18;
 // The product of the constant extents of loops.
 int64_t product_of_extents(const tir::Schedule& sch, const std::vector<tir::LoopRV>& loops) {
   int64_t product = 1;
-  for (const tir::LoopRV& loop : loops) product *= loop_extent(sch, loop).value_or(1);
+  for (const tir::LoopRV& loop : loops) product *= sch.loop_extent(loop).value_or(1);
   return product;
 }
 
@@ -53,7 +53,7 @@ void schedule_windowed(tir::Schedule& sch, const ScheduleArgs& args,
   sch.vectorize(sch.get_loops(init).back());
   sch.vectorize(c_block);
   try_step(sch, [&](tir::Schedule& s) {
-    if (loop_extent(s, kh).value_or(0) * loop_extent(s, kw).value_or(0) > 16)
+    if (s.loop_extent(kh).value_or(0) * s.loop_extent(kw).value_or(0) > 16)
       throw_error("window too large to unroll");
     s.unroll(kw);
     s.unroll(kh);
@@ -67,7 +67,7 @@ void schedule_global(tir::Schedule& sch, const ScheduleArgs& args,
                      const std::vector<tir::LoopRV>& loops, int64_t block) {
   // n, c_chunk, 1, 1, c_block | kh, kw
   const int64_t taps = product_of_extents(sch, loops);
-  const int64_t chunks = loop_extent(sch, loops[1]).value_or(1);
+  const int64_t chunks = sch.loop_extent(loops[1]).value_or(1);
   std::vector<tir::LoopRV> c =
       sch.split(loops[1], {nullptr, tir::make_int(largest_divisor_at_most(chunks, 8))});
   tir::LoopRV c_block = loops[4], kh = loops[5], kw = loops[6];
@@ -91,7 +91,7 @@ void schedule_pool(tir::Schedule& sch, const ScheduleArgs& args) {
   std::vector<tir::LoopRV> loops = sch.get_loops(sch.get_block(args.anchor_block));
   if (loops.size() != 7)
     throw_error("pool schedule: expected 7 loops (blocked NCHW{b}c), found ", loops.size());
-  const int64_t block = loop_extent(sch, loops[4]).value_or(0);
+  const int64_t block = sch.loop_extent(loops[4]).value_or(0);
   const std::string blocked = "NCHW" + std::to_string(block) + "c";
   if (layout != blocked || !(out_layout.empty() || out_layout == blocked))
     throw_error("pool schedule: layout ", layout, " is not NCHW{b}c");

@@ -1,6 +1,6 @@
-// The hand-written x86 schedules, attached to their anchor ops, and the epilogue placement
-// they share. The blocked convolution's compute is registered here too: it exists for the x86
-// layout pass and is shaped for its schedule.
+// The x86 strategies attached to their ops (layouts, and hand-written schedules of anchor
+// ops), and the epilogue placement the schedules share. The blocked convolution's compute is
+// registered here too: it exists for the x86 layout pass and is shaped for its schedule.
 #include "topi/families.h"
 #include "topi/x86/x86_util.h"
 
@@ -17,7 +17,7 @@ void schedule_padding(tir::Schedule& sch, int64_t lanes) {
   if (loops.size() != 6) return;
   try_step(sch, [&](tir::Schedule& s) {
     s.reorder({loops[5], loops[4]});
-    if (loop_extent(s, loops[4]).value_or(0) <= lanes) s.vectorize(loops[4]);
+    if (s.loop_extent(loops[4]).value_or(0) <= lanes) s.vectorize(loops[4]);
   });
   try_step(sch, [&](tir::Schedule& s) { s.parallel(s.fuse({loops[0], loops[1], loops[2]})); });
 }
@@ -31,7 +31,7 @@ void place_epilogue(tir::Schedule& sch, const std::vector<std::string>& epilogue
       try_step(sch, [&](tir::Schedule& s) { s.parallel(s.get_loops(block).front()); });
       try_step(sch, [&](tir::Schedule& s) {
         std::vector<tir::LoopRV> loops = s.get_loops(block);
-        if (loops.size() >= 2 && loop_extent(s, loops.back()) == lanes) s.vectorize(loops.back());
+        if (loops.size() >= 2 && s.loop_extent(loops.back()) == lanes) s.vectorize(loops.back());
       });
       continue;
     }
@@ -42,7 +42,7 @@ void place_epilogue(tir::Schedule& sch, const std::vector<std::string>& epilogue
       if (loops[i].var.get() == loop.var.get()) first_new = i + 1;
     if (first_new >= loops.size()) continue;
     bool vectorized = try_step(sch, [&](tir::Schedule& s) {
-      if (loop_extent(s, loops.back()) != lanes) throw_error("not a full vector");
+      if (s.loop_extent(loops.back()) != lanes) throw_error("not a full vector");
       s.vectorize(loops.back());
     });
     if (vectorized && loops.size() >= first_new + 2)
@@ -53,6 +53,8 @@ void place_epilogue(tir::Schedule& sch, const std::vector<std::string>& epilogue
 }  // namespace x86
 
 void register_x86_schedules() {
+  x86::register_conv2d_layout();
+  x86::register_dense_layout();
   x86::register_conv2d_nchwc_compute();
   register_schedule("nn.contrib_conv2d_NCHWc", "x86.conv2d_nchwc", x86::schedule_conv2d_nchwc);
   x86::register_conv2d_winograd_compute();

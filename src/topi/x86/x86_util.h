@@ -1,5 +1,5 @@
-// Pieces shared by the hand-written x86 schedules: looking up blocks and loops of the function
-// being scheduled, trying a step that may be refused, and choosing tile sizes that divide.
+// Pieces shared by the hand-written x86 schedules: trying a step that may be refused, choosing
+// tile sizes that divide, placing epilogues.
 #pragma once
 
 #include <cstdint>
@@ -7,32 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "anvil/tir/functor.h"
 #include "anvil/tir/schedule.h"
 #include "anvil/topi/topi.h"
 
 namespace anvil::topi::x86 {
-
-// The block named `name` of the function being scheduled; throws Error when there is none.
-inline const tir::BlockNode& block_node(const tir::Schedule& sch, const std::string& name) {
-  const tir::BlockNode* found = nullptr;
-  tir::pre_order_visit(sch.func()->body, nullptr, [&](const tir::Stmt& s) {
-    if (const auto* block = tir::as<tir::BlockNode>(s))
-      if (block->name == name) found = block;
-  });
-  if (!found) throw_error("x86 schedule: no block named '", name, "'");
-  return *found;
-}
-
-// The constant extent of loop, or nullopt.
-inline std::optional<int64_t> loop_extent(const tir::Schedule& sch, const tir::LoopRV& loop) {
-  std::optional<int64_t> extent;
-  tir::pre_order_visit(sch.func()->body, nullptr, [&](const tir::Stmt& s) {
-    if (const auto* node = tir::as<tir::ForNode>(s))
-      if (node->loop_var.get() == loop.var.get()) extent = tir::as_const_int(node->extent);
-  });
-  return extent;
-}
 
 // Runs step on a copy of sch and keeps the copy only when every primitive was accepted, so an
 // optional refinement (vectorizing an epilogue, unrolling) never costs the rest of a schedule.
@@ -81,6 +59,11 @@ void schedule_dense(tir::Schedule& sch, const ScheduleArgs& args);
 
 // The x86 schedule of 2-D pools in the blocked layout NCHW{b}c (pool.cpp).
 void schedule_pool(tir::Schedule& sch, const ScheduleArgs& args);
+
+// The layout strategies of nn.conv2d (conv2d_layout.cpp) and of nn.dense / nn.matmul with a
+// constant weight (dense_layout.cpp).
+void register_conv2d_layout();
+void register_dense_layout();
 
 // Registers the compute of nn.contrib_conv2d_NCHWc (conv2d_nchwc.cpp).
 void register_conv2d_nchwc_compute();
