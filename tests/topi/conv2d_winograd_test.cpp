@@ -2,6 +2,8 @@
 // refused primitive fails instead of falling back) against the reference of the direct
 // blocked convolution of the same OIHW weight: maps not divisible by 4, padding 0 and 1,
 // 16 and 32 channels, with and without a fused epilogue, AVX-512 and AVX2 blocks.
+#include "topi/x86/conv2d_winograd.h"
+
 #include <gtest/gtest.h>
 
 #include "ir/op/winograd_transforms.h"
@@ -123,4 +125,22 @@ TEST(X86Conv2dWinograd, ManyTilesWithPanelSplit) {
 }
 
 }  // namespace
+// The heuristic's picks: ResNet-18's 3x3 256 -> 256 on 14x14 (16 tiles of 4x4) takes 4
+// output vectors x 6 tiles on AVX-512 (3 with AVX2's blocks of 8) and panels of 128 input channels.
+TEST(X86WinogradKnobs, HeuristicPicks) {
+  topi::x86::WinogradShape shape;
+  shape.tiles = 16, shape.oc_chunks = 16, shape.oc_bn = 16, shape.ic_chunks = 16, shape.ic_bn = 16;
+  topi::x86::WinogradKnobs k = topi::x86::default_winograd_knobs(shape, 512);
+  EXPECT_EQ(k.oc_tile, 4);
+  EXPECT_EQ(k.rows, 6);
+  EXPECT_EQ(k.ic_panel, 8);
+  shape.oc_bn = 8, shape.oc_chunks = 32;  // AVX2: blocks of 8
+  EXPECT_EQ(topi::x86::default_winograd_knobs(shape, 256).rows, 3);
+  shape.oc_bn = 16;
+  shape.oc_chunks = 6;  // the tile divides the chunks
+  EXPECT_EQ(topi::x86::default_winograd_knobs(shape, 512).oc_tile, 3);
+  shape.oc_bn = 32;
+  EXPECT_THROW(topi::x86::default_winograd_knobs(shape, 512), Error);
+}
+
 }  // namespace anvil

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "topi/topi_test_util.h"
+#include "topi/x86/dense.h"
 #include "topi/x86_schedule_check.h"
 
 namespace anvil {
@@ -115,4 +116,42 @@ TEST(X86DenseSchedule, RefusesColumnsWithoutFullVectors) {
 }
 
 }  // namespace
+// The heuristic's picks: a packed 1000-class classifier takes its packed block of 5 x 8 half
+// vectors; a ViT projection (197 x 768 by 768 x 768) takes 4 rows x 4 vectors and panels of
+// 256; 197 columns take full vectors with a guarded tail over a batch of heads.
+TEST(X86DenseKnobs, HeuristicPicks) {
+  topi::x86::DenseShape classifier;
+  classifier.rows = 1, classifier.cols = 1000, classifier.depth = 2048;
+  classifier.packed_block = 40;
+  topi::x86::DenseKnobs k = topi::x86::default_dense_knobs(classifier, 512);
+  EXPECT_EQ(k.lanes, 8);
+  EXPECT_EQ(k.vectors, 5);
+  EXPECT_EQ(k.tile_rows, 1);
+  EXPECT_EQ(k.k_panel, 256);
+  EXPECT_FALSE(k.column_tail);
+
+  topi::x86::DenseShape projection;
+  projection.rows = 197, projection.cols = 768, projection.depth = 768;
+  k = topi::x86::default_dense_knobs(projection, 512);
+  EXPECT_EQ(k.lanes, 16);
+  EXPECT_EQ(k.vectors, 4);
+  EXPECT_EQ(k.tile_rows, 4);
+  EXPECT_EQ(k.k_panel, 256);
+
+  topi::x86::DenseShape scores;  // attention: (12 heads) x 197 x 197 by 64
+  scores.rows = 197, scores.cols = 197, scores.depth = 64, scores.batch = 12;
+  k = topi::x86::default_dense_knobs(scores, 512);
+  EXPECT_TRUE(k.column_tail);
+  EXPECT_EQ(k.lanes, 16);
+  EXPECT_EQ(k.vectors, 4);
+  EXPECT_EQ(k.k_panel, 64);
+  scores.batch = 1;  // no batch to run in parallel: declined
+  EXPECT_THROW(topi::x86::default_dense_knobs(scores, 512), Error);
+
+  topi::x86::DenseShape symbolic;  // a size-variable reduction runs whole
+  symbolic.rows = 8, symbolic.cols = 64;
+  EXPECT_EQ(topi::x86::default_dense_knobs(symbolic, 256).k_panel, 0);
+  EXPECT_EQ(topi::x86::default_dense_knobs(symbolic, 256).lanes, 8);
+}
+
 }  // namespace anvil

@@ -7,6 +7,7 @@
 
 #include "anvil/tir/functor.h"
 #include "topi/topi_test_util.h"
+#include "topi/x86/pool.h"
 #include "topi/x86_schedule_check.h"
 
 namespace anvil {
@@ -118,4 +119,27 @@ TEST(X86PoolSchedule, LeavesPlainLayoutsToTheGenericSchedule) {
 }
 
 }  // namespace
+// The heuristic's picks: ResNet's 3x3 max pool over 112x112x64 is parallel and unrolled; a
+// 7x7 global average pool of 2048 channels reduces 8 chunks side by side on one thread.
+TEST(X86PoolKnobs, HeuristicPicks) {
+  topi::x86::PoolShape windowed;
+  windowed.window = 9, windowed.taps = int64_t(56) * 56 * 64 * 9, windowed.chunks = 4;
+  topi::x86::PoolKnobs k = topi::x86::default_pool_knobs(windowed);
+  EXPECT_TRUE(k.parallel);
+  EXPECT_TRUE(k.unroll_window);
+  EXPECT_EQ(k.chains, 1);
+  windowed.window = 25, windowed.taps = 1000;
+  k = topi::x86::default_pool_knobs(windowed);
+  EXPECT_FALSE(k.parallel);
+  EXPECT_FALSE(k.unroll_window);
+
+  topi::x86::PoolShape global;
+  global.global = true, global.window = 49, global.taps = 49 * 2048, global.chunks = 128;
+  k = topi::x86::default_pool_knobs(global);
+  EXPECT_FALSE(k.parallel);
+  EXPECT_EQ(k.chains, 8);
+  global.chunks = 125;  // SqueezeNet's 1000 classes in blocks of 8: 5 divides 125
+  EXPECT_EQ(topi::x86::default_pool_knobs(global).chains, 5);
+}
+
 }  // namespace anvil

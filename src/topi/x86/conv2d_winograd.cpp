@@ -9,6 +9,8 @@
 // which inlines spatial producers, keeps them as stages. The transforms' coefficients are
 // chosen by select on the tile point; the schedule unrolls those loops, the selects fold, and
 // each unrolled copy is a short sum of the nonzero terms.
+#include "topi/x86/conv2d_winograd.h"
+
 #include <array>
 
 #include "anvil/ir/attrs/nn.h"
@@ -182,20 +184,17 @@ void schedule_input_transform(tir::Schedule& sch) {
   sch.parallel(sch.fuse({loops[2], loops[3]}));
 }
 
-// M: for each of the 36 points a GEMM of (tiles x IC) by (IC x OC). Register tile: `rows`
-// tiles x `oc_tile` vectors of accumulators, the input channels in panels of up to 128 (the
-// panel of U, 128 x 64 floats, stays in L1 while every row tile passes), parallel over
-// (point, output-channel tile).
-void schedule_batched_gemm(tir::Schedule& sch, int64_t rows, int64_t oc_tile) {
+// M: for each of the 36 points a GEMM of (tiles x IC) by (IC x OC). Register tile:
+// knobs.rows tiles x knobs.oc_tile vectors of accumulators, the input channels in panels of
+// knobs.ic_panel blocks, parallel over (point, output-channel tile).
+void schedule_batched_gemm(tir::Schedule& sch, const WinogradKnobs& knobs) {
   tir::BlockRV gemm = sch.get_block("winograd_M");
   std::vector<tir::LoopRV> loops = sch.get_loops(gemm);
   // xi, nu, p, oc_chunk, oc_block | ic_chunk, ic_block
   const int64_t ic_bn = sch.loop_extent(loops[6]).value_or(1);
-  const int64_t ic_chunks = sch.loop_extent(loops[5]).value_or(1);
-  const int64_t panel = largest_divisor_at_most(ic_chunks, std::max<int64_t>(1, 128 / ic_bn));
-  std::vector<tir::LoopRV> p = sch.split(loops[2], {nullptr, tir::make_int(rows)});
-  std::vector<tir::LoopRV> oc = sch.split(loops[3], {nullptr, tir::make_int(oc_tile)});
-  std::vector<tir::LoopRV> ic = sch.split(loops[5], {nullptr, tir::make_int(panel)});
+  std::vector<tir::LoopRV> p = sch.split(loops[2], {nullptr, tir::make_int(knobs.rows)});
+  std::vector<tir::LoopRV> oc = sch.split(loops[3], {nullptr, tir::make_int(knobs.oc_tile)});
+  std::vector<tir::LoopRV> ic = sch.split(loops[5], {nullptr, tir::make_int(knobs.ic_panel)});
   sch.reorder({loops[0], loops[1], oc[0], ic[0], p[0], ic[1], loops[6], p[1], oc[1], loops[4]});
   tir::BlockRV init = sch.decompose_reduction(gemm, ic[0]);
   std::vector<tir::LoopRV> init_loops = sch.get_loops(init);
@@ -224,6 +223,23 @@ void schedule_output_transform(tir::Schedule& sch, const ScheduleArgs& args, int
 
 }  // namespace
 
+WinogradKnobs default_winograd_knobs(const WinogradShape& shape, int vector_bits) {
+  if (shape.tiles <= 0 || shape.oc_chunks <= 0 || shape.oc_bn <= 0 ||
+      shape.oc_bn > vector_bits / 32)
+    throw_error("conv2d_winograd schedule: oc block ", shape.oc_bn, " does not fit one vector");
+  WinogradKnobs knobs;
+  // Up to 4 vectors of output channels per tile; with 32 registers (AVX-512) 6 rows of them
+  // (24 accumulators, 4 weight vectors, a broadcast), with 16 (AVX2) 3 rows.
+  knobs.oc_tile = largest_divisor_at_most(shape.oc_chunks, 4);
+  const int64_t accumulators = vector_bits >= 512 ? 24 : 12;
+  knobs.rows = std::min<int64_t>(shape.tiles, std::min<int64_t>(8, accumulators / knobs.oc_tile));
+  // Panels of up to 128 input channels: the panel of U (128 x 64 floats) stays in L1 while
+  // every row tile passes.
+  knobs.ic_panel =
+      largest_divisor_at_most(shape.ic_chunks, std::max<int64_t>(1, 128 / shape.ic_bn));
+  return knobs;
+}
+
 void register_conv2d_winograd_compute() {
   register_compute("nn.contrib_conv2d_winograd_NCHWc", conv2d_winograd_compute);
 }
@@ -234,20 +250,17 @@ void schedule_conv2d_winograd(tir::Schedule& sch, const ScheduleArgs& args) {
   std::vector<tir::LoopRV> gemm_loops = sch.get_loops(sch.get_block("winograd_M"));
   if (out_loops.size() != 6 || gemm_loops.size() != 7)
     throw_error("conv2d_winograd schedule: unexpected loop nests");
-  const int64_t tiles = sch.loop_extent(gemm_loops[2]).value_or(0);
-  const int64_t oc_chunks = sch.loop_extent(gemm_loops[3]).value_or(0);
-  const int64_t oc_bn = sch.loop_extent(gemm_loops[4]).value_or(0);
-  if (tiles <= 0 || oc_chunks <= 0 || oc_bn <= 0 || oc_bn > lanes)
-    throw_error("conv2d_winograd schedule: oc block ", oc_bn, " does not fit one vector");
-  // Up to 4 vectors of output channels per tile; with 32 registers (AVX-512) 6 rows of them
-  // (24 accumulators, 4 weight vectors, a broadcast), with 16 (AVX2) 3 rows.
-  const int64_t oc_tile = largest_divisor_at_most(oc_chunks, 4);
-  const int64_t accumulators = args.vector_bits >= 512 ? 24 : 12;
-  const int64_t rows = std::min<int64_t>(tiles, std::min<int64_t>(8, accumulators / oc_tile));
+  WinogradShape shape;
+  shape.tiles = sch.loop_extent(gemm_loops[2]).value_or(0);
+  shape.oc_chunks = sch.loop_extent(gemm_loops[3]).value_or(0);
+  shape.oc_bn = sch.loop_extent(gemm_loops[4]).value_or(0);
+  shape.ic_chunks = sch.loop_extent(gemm_loops[5]).value_or(1);
+  shape.ic_bn = sch.loop_extent(gemm_loops[6]).value_or(1);
+  const WinogradKnobs knobs = default_winograd_knobs(shape, args.vector_bits);
   schedule_padding(sch, lanes);
   schedule_input_transform(sch);
-  schedule_batched_gemm(sch, rows, oc_tile);
-  schedule_output_transform(sch, args, oc_bn);
+  schedule_batched_gemm(sch, knobs);
+  schedule_output_transform(sch, args, shape.oc_bn);
 }
 
 }  // namespace anvil::topi::x86

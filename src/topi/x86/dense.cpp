@@ -4,10 +4,47 @@
 // (the attention products of transformers). A register tile of rows x (vectors x lanes)
 // accumulators stays in registers while a slice of the reduction runs; the column tiles (or the
 // batch) are the parallel tasks.
+#include "topi/x86/dense.h"
+
 #include "anvil/ir/attrs/nn.h"
 #include "topi/x86/x86_util.h"
 
 namespace anvil::topi::x86 {
+
+DenseKnobs default_dense_knobs(const DenseShape& shape, int vector_bits) {
+  const std::optional<int64_t>&rows = shape.rows, &cols = shape.cols, &depth = shape.depth;
+  if ((rows && *rows <= 0) || (cols && *cols <= 0) || (depth && *depth <= 0))
+    throw_error("dense schedule: an empty row, column or reduction loop");
+  const bool packed = shape.packed_block > 0;
+  const int64_t full_lanes = vector_bits / 32;
+  DenseKnobs knobs;
+  knobs.lanes = 0;
+  for (int64_t v = full_lanes; cols && v >= 4 && !knobs.lanes; v /= 2)
+    if (*cols % v == 0 && (!packed || shape.packed_block % v == 0)) knobs.lanes = v;
+  if (packed && !knobs.lanes) throw_error("dense schedule: a column block of ", shape.packed_block);
+  // Columns that take no full vector (197 in the attention products of ViT), or a symbolic
+  // number of them, are cut into full vectors and a guarded last one; partition_loops gives the
+  // guard-free column tiles their own loop, which is why the column loop must then stay
+  // serial: the batch loops are the parallel tasks, so this needs a few of them (a symbolic
+  // batch, attention's batch * heads, is taken to be enough).
+  knobs.column_tail = !knobs.lanes;
+  if (knobs.column_tail) {
+    if ((cols && *cols < full_lanes) || (!shape.symbolic_batch && shape.batch < 4))
+      throw_error("dense schedule: ", cols ? std::to_string(*cols) : "symbolic",
+                  " columns take no full vector");
+    knobs.lanes = full_lanes;
+  }
+  // Single-row products are bound by reading the weight; more accumulators hide FMA latency.
+  // Rows need not divide: the last, partial row tile is cut off by partition_loops.
+  knobs.tile_rows = rows ? std::min<int64_t>(*rows, 4) : 4;
+  const int64_t vector_count = cols ? (*cols + knobs.lanes - 1) / knobs.lanes : 4;
+  knobs.vectors = packed ? shape.packed_block / knobs.lanes
+                  : knobs.column_tail
+                      ? std::min<int64_t>(vector_count, 4)
+                      : largest_divisor_at_most(*cols / knobs.lanes, knobs.tile_rows == 1 ? 8 : 4);
+  knobs.k_panel = depth ? largest_divisor_at_most(*depth, 256) : 0;
+  return knobs;
+}
 
 void schedule_dense(tir::Schedule& sch, const ScheduleArgs& args) {
   if (const auto* attrs = dynamic_cast<const ir::MatmulAttrs*>(args.anchor.attrs.get()))
@@ -43,53 +80,29 @@ void schedule_dense(tir::Schedule& sch, const ScheduleArgs& args) {
   // sequence; attention's scores have columns and rows of the sequence): the tiles over a
   // symbolic extent are cut at run time, the last one guarded, and a symbolic reduction runs
   // whole inside the register tile.
-  const std::optional<int64_t> rows = sch.loop_extent(i);
-  const std::optional<int64_t> cols = sch.loop_extent(j);
-  const std::optional<int64_t> depth = sch.loop_extent(k);
-  if ((rows && *rows <= 0) || (cols && *cols <= 0) || (depth && *depth <= 0))
-    throw_error("dense schedule: an empty row, column or reduction loop");
-
-  const int64_t full_lanes = args.vector_bits / 32;
-  int64_t lanes = 0;
-  for (int64_t v = full_lanes; cols && v >= 4 && !lanes; v /= 2)
-    if (*cols % v == 0 && (!packed || packed_block % v == 0)) lanes = v;
-  if (packed && !lanes) throw_error("dense schedule: a column block of ", packed_block);
-  // Columns that take no full vector (197 in the attention products of ViT), or a symbolic
-  // number of them, are cut into full vectors and a guarded last one; partition_loops gives the
-  // guard-free column tiles their own loop, which is why the column loop must then stay
-  // serial: the batch loops are the parallel tasks, so this needs a few of them (a symbolic
-  // batch, attention's batch * heads, is taken to be enough).
-  int64_t batch = 1;
-  bool symbolic_batch = false;
+  DenseShape shape;
+  shape.rows = sch.loop_extent(i);
+  shape.cols = sch.loop_extent(j);
+  shape.depth = sch.loop_extent(k);
+  shape.packed_block = packed_block;
   for (size_t d = 0; d + 2 < spatial; ++d) {
     std::optional<int64_t> extent = sch.loop_extent(loops[d]);
-    symbolic_batch |= !extent;
-    batch *= extent.value_or(1);
+    shape.symbolic_batch |= !extent;
+    shape.batch *= extent.value_or(1);
   }
-  const bool column_tail = !lanes;
-  if (column_tail) {
-    if ((cols && *cols < full_lanes) || (!symbolic_batch && batch < 4))
-      throw_error("dense schedule: ", cols ? std::to_string(*cols) : "symbolic",
-                  " columns take no full vector");
-    lanes = full_lanes;
-  }
-  // Single-row products are bound by reading the weight; more accumulators hide FMA latency.
-  // Rows need not divide: the last, partial row tile is cut off by partition_loops.
-  const int64_t tile_rows = rows ? std::min<int64_t>(*rows, 4) : 4;
-  const int64_t vector_count = cols ? (*cols + lanes - 1) / lanes : 4;
-  const int64_t vectors = packed ? packed_block / lanes
-                          : column_tail
-                              ? std::min<int64_t>(vector_count, 4)
-                              : largest_divisor_at_most(*cols / lanes, tile_rows == 1 ? 8 : 4);
+  const DenseKnobs knobs = default_dense_knobs(shape, args.vector_bits);
+  const int64_t lanes = knobs.lanes, vectors = knobs.vectors, tile_rows = knobs.tile_rows;
+  const bool column_tail = knobs.column_tail;
+  if (packed && (knobs.column_tail || packed_block != vectors * lanes))
+    throw_error("dense schedule: the column tile must be the packed block of ", packed_block);
 
   std::vector<tir::LoopRV> jt =
       sch.split(j, {nullptr, tir::make_int(vectors), tir::make_int(lanes)});
   std::vector<tir::LoopRV> it = sch.split(i, {nullptr, tir::make_int(tile_rows)});
   tir::BlockRV init;
-  if (depth) {
+  if (knobs.k_panel > 0) {
     // A panel of the reduction at a time keeps the columns' slice of the weight in cache.
-    const int64_t panel = largest_divisor_at_most(*depth, 256);
-    std::vector<tir::LoopRV> kt = sch.split(k, {nullptr, tir::make_int(panel)});
+    std::vector<tir::LoopRV> kt = sch.split(k, {nullptr, tir::make_int(knobs.k_panel)});
     sch.reorder({jt[0], kt[0], it[0], kt[1], it[1], jt[1], jt[2]});
     init = sch.decompose_reduction(block, kt[0]);
   } else {

@@ -24,6 +24,8 @@
 // (ResNet-18's global pool runs in 7 us on one thread; on a loaded machine its two-thread launch
 // waited 0.3 ms for the second thread), so pools of little work stay on the calling thread.
 // Other layouts fall back to the generic schedule.
+#include "topi/x86/pool.h"
+
 #include <string>
 #include <vector>
 
@@ -45,31 +47,26 @@ int64_t product_of_extents(const tir::Schedule& sch, const std::vector<tir::Loop
 }
 
 void schedule_windowed(tir::Schedule& sch, const ScheduleArgs& args,
-                       const std::vector<tir::LoopRV>& loops, int64_t block) {
+                       const std::vector<tir::LoopRV>& loops, int64_t block,
+                       const PoolKnobs& knobs) {
   // n, c_chunk, oh, ow, c_block | kh, kw
   tir::LoopRV c_block = loops[4], kh = loops[5], kw = loops[6];
   sch.reorder({loops[0], loops[1], loops[2], loops[3], kh, kw, c_block});
   tir::BlockRV init = sch.decompose_reduction(sch.get_block(args.anchor_block), kh);
   sch.vectorize(sch.get_loops(init).back());
   sch.vectorize(c_block);
-  try_step(sch, [&](tir::Schedule& s) {
-    if (s.loop_extent(kh).value_or(0) * s.loop_extent(kw).value_or(0) > 16)
-      throw_error("window too large to unroll");
-    s.unroll(kw);
-    s.unroll(kh);
-  });
-  if (product_of_extents(sch, loops) >= kMinParallelTaps)
-    sch.parallel(sch.fuse({loops[0], loops[1], loops[2]}));
+  if (knobs.unroll_window) {
+    sch.unroll(kw);
+    sch.unroll(kh);
+  }
+  if (knobs.parallel) sch.parallel(sch.fuse({loops[0], loops[1], loops[2]}));
   place_epilogue(sch, args.epilogue_blocks, loops[3], block);
 }
 
 void schedule_global(tir::Schedule& sch, const ScheduleArgs& args,
-                     const std::vector<tir::LoopRV>& loops, int64_t block) {
+                     const std::vector<tir::LoopRV>& loops, int64_t block, const PoolKnobs& knobs) {
   // n, c_chunk, 1, 1, c_block | kh, kw
-  const int64_t taps = product_of_extents(sch, loops);
-  const int64_t chunks = sch.loop_extent(loops[1]).value_or(1);
-  std::vector<tir::LoopRV> c =
-      sch.split(loops[1], {nullptr, tir::make_int(largest_divisor_at_most(chunks, 8))});
+  std::vector<tir::LoopRV> c = sch.split(loops[1], {nullptr, tir::make_int(knobs.chains)});
   tir::LoopRV c_block = loops[4], kh = loops[5], kw = loops[6];
   sch.reorder({loops[0], c[0], loops[2], loops[3], kh, kw, c[1], c_block});
   tir::BlockRV init = sch.decompose_reduction(sch.get_block(args.anchor_block), kh);
@@ -78,11 +75,19 @@ void schedule_global(tir::Schedule& sch, const ScheduleArgs& args,
   sch.unroll(init_loops[init_loops.size() - 2]);
   sch.vectorize(c_block);
   sch.unroll(c[1]);
-  if (taps >= kMinParallelTaps) sch.parallel(sch.fuse({loops[0], c[0]}));
+  if (knobs.parallel) sch.parallel(sch.fuse({loops[0], c[0]}));
   place_epilogue(sch, args.epilogue_blocks, loops[3], block);
 }
 
 }  // namespace
+
+PoolKnobs default_pool_knobs(const PoolShape& shape) {
+  PoolKnobs knobs;
+  knobs.parallel = shape.taps >= kMinParallelTaps;
+  knobs.unroll_window = !shape.global && shape.window <= 16;
+  knobs.chains = shape.global ? largest_divisor_at_most(shape.chunks, 8) : 1;
+  return knobs;
+}
 
 void schedule_pool(tir::Schedule& sch, const ScheduleArgs& args) {
   const std::string& op = args.anchor.op()->name;
@@ -97,10 +102,16 @@ void schedule_pool(tir::Schedule& sch, const ScheduleArgs& args) {
     throw_error("pool schedule: layout ", layout, " is not NCHW{b}c");
   if (block < 4 || block > args.vector_bits / 32)
     throw_error("pool schedule: channel block ", block, " is no vector");
-  if (op == "nn.global_avg_pool2d" || op == "nn.global_max_pool2d")
-    schedule_global(sch, args, loops, block);
+  PoolShape shape;
+  shape.global = op == "nn.global_avg_pool2d" || op == "nn.global_max_pool2d";
+  shape.taps = product_of_extents(sch, loops);
+  shape.window = product_of_extents(sch, {loops[5], loops[6]});
+  shape.chunks = sch.loop_extent(loops[1]).value_or(1);
+  const PoolKnobs knobs = default_pool_knobs(shape);
+  if (shape.global)
+    schedule_global(sch, args, loops, block, knobs);
   else
-    schedule_windowed(sch, args, loops, block);
+    schedule_windowed(sch, args, loops, block, knobs);
 }
 
 }  // namespace anvil::topi::x86

@@ -1,0 +1,31 @@
+// The knobs of the x86 schedule of matrix products (nn.contrib_dense_pack, nn.matmul, matmul)
+// and their heuristic defaults. The schedule reads every choice it makes from DenseKnobs, so
+// that a tuner searches exactly these fields and a test can assert on what the heuristic picks.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+namespace anvil::topi::x86 {
+
+// What the heuristic looks at: the extents of the product (nullopt: a size variable).
+struct DenseShape {
+  std::optional<int64_t> rows, cols, depth;
+  int64_t batch = 1;            // product of the batch loops' constant extents
+  bool symbolic_batch = false;  // a batch loop over a size variable
+  int64_t packed_block = 0;     // column block of a packed weight (0: not packed)
+};
+
+struct DenseKnobs {
+  int64_t lanes = 16;        // columns per vector (a full vector, or half/quarter of one)
+  bool column_tail = false;  // columns cut into full vectors and a guarded last one
+  int64_t tile_rows = 4;     // rows of the register tile
+  int64_t vectors = 1;       // column vectors of the register tile (packed: the block / lanes)
+  int64_t k_panel = 0;       // reduction panel kept in cache (0: a symbolic reduction, whole)
+};
+
+// The heuristic default for `shape` on vectors of `vector_bits`; throws Error when the
+// schedule does not apply (the columns take no vector, an empty loop).
+DenseKnobs default_dense_knobs(const DenseShape& shape, int vector_bits);
+
+}  // namespace anvil::topi::x86
