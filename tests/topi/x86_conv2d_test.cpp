@@ -149,19 +149,30 @@ TEST(X86Conv2dSchedule, GroupsOfOneBlockStrided) {
                                "nn.contrib_conv2d_NCHWc");
 }
 
-TEST(X86Conv2dKnobs, GroupedTilesStayInsideAGroup) {
+// The heuristic's picks: grouped tiles stay inside a group; the input channels unroll by 4, by 2
+// under a tile of more than 16 accumulators.
+TEST(X86Conv2dKnobs, HeuristicPicks) {
   topi::x86::Conv2dNCHWcShape shape;
   shape.oc_chunks = 32, shape.out_width = 28, shape.oc_bn = 16, shape.ic_bn = 16;
   shape.groups = 32, shape.in_per_group = 16;  // ResNeXt: one block per group
   topi::x86::Conv2dNCHWcKnobs one = topi::x86::default_conv2d_nchwc_knobs(shape, 512);
   EXPECT_EQ(one.oc_tile, 1);
   EXPECT_EQ(one.ow_block, 14);
+  EXPECT_EQ(one.ic_unroll, 4);
   shape.oc_chunks = 64, shape.in_per_group = 32;  // two blocks per group
   topi::x86::Conv2dNCHWcKnobs two = topi::x86::default_conv2d_nchwc_knobs(shape, 512);
   EXPECT_EQ(two.oc_tile, 2);
   EXPECT_EQ(two.ow_block, 7);
   shape.groups = 1;  // dense: any two blocks
   EXPECT_EQ(topi::x86::default_conv2d_nchwc_knobs(shape, 512).oc_tile, 2);
+  shape.oc_bn = 8, shape.ic_bn = 8, shape.oc_chunks = 125;  // 5 blocks x 5 pixels: unroll 2
+  shape.out_width = 13;
+  topi::x86::Conv2dNCHWcKnobs narrow = topi::x86::default_conv2d_nchwc_knobs(shape, 512);
+  EXPECT_EQ(narrow.oc_tile * narrow.ow_block, 25);
+  EXPECT_EQ(narrow.ic_unroll, 2);
+  shape.ic_bn = 1;  // the stem's 3 channels
+  EXPECT_EQ(topi::x86::default_conv2d_nchwc_knobs(shape, 512).ic_unroll, 1);
+  shape.oc_bn = 16, shape.ic_bn = 16, shape.oc_chunks = 64, shape.out_width = 28;
   shape.oc_bn = 32;
   EXPECT_THROW(topi::x86::default_conv2d_nchwc_knobs(shape, 512), Error);
 }

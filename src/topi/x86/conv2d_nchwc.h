@@ -24,7 +24,8 @@ struct Conv2dNCHWcKnobs {
   int64_t oc_tile = 1;    // output channel blocks in the register tile
   int64_t ow_block = 1;   // output pixels of a row in the register tile (a guarded split when
                           // it does not divide the width)
-  bool unroll_ic = true;  // unroll the channels of one input block
+  int64_t ic_unroll = 1;  // channels of one input block unrolled at a time (1: a loop; divides
+                          // ic_bn)
 };
 
 // The heuristic default for `shape` on vectors of `vector_bits`; throws Error when the output
