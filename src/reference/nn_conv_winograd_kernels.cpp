@@ -1,6 +1,7 @@
 // Reference kernel of nn.contrib_conv2d_winograd_NCHWc: Winograd F(4x4, 3x3) written out
 // plainly, tile by tile, in double. Each 6x6 input patch d (tiles start every 4 pixels of the
-// zero-padded input) becomes V = B^T d B, is multiplied point by point with the transformed
+// zero-padded input; with dilation d, the patches of each class of outputs (oh % d, ow % d)
+// take every d-th input) becomes V = B^T d B, is multiplied point by point with the transformed
 // weight U and summed over the input channels, and A^T M A gives the 4x4 output tile; outputs
 // past the map's edge are dropped. The matrices are those of docs/winograd.md.
 #include <array>
@@ -26,9 +27,14 @@ std::vector<Tensor> conv2d_winograd_kernel(const KernelArgs& args) {
   const int64_t batch = ds[0], in_chunks = ds[1], height = ds[2], width = ds[3], ib = ds[4];
   const int64_t out_chunks = ws[2], in_channels = ws[3], ob = ws[4];
   std::vector<int64_t> pad = nn::spread_padding(a.padding, 2);
-  const int64_t out_h = height + pad[0] + pad[2] - 2, out_w = width + pad[1] + pad[3] - 2;
+  const int64_t dh = a.dilation.empty() ? 1 : a.dilation[0];
+  const int64_t dw = a.dilation.size() < 2 ? dh : a.dilation[1];
+  const int64_t out_h = height + pad[0] + pad[2] - 2 * dh, out_w = width + pad[1] + pad[3] - 2 * dw;
   const int64_t out_channels = out_chunks * ob;
-  const int64_t tiles_h = (out_h + 3) / 4, tiles_w = (out_w + 3) / 4;
+  // Each class (ch, cw) of outputs (oh % dh, ow % dw) is an undilated convolution over the
+  // inputs of its class, tiled in its own grid of ceil(out / d) rows and columns.
+  const int64_t class_h = (out_h + dh - 1) / dh, class_w = (out_w + dw - 1) / dw;
+  const int64_t tiles_h = (class_h + 3) / 4, tiles_w = (class_w + 3) / 4;
   std::vector<double> x = to_doubles(data), u = to_doubles(weight);
   std::vector<double> y(size_t(batch * out_channels * out_h * out_w), 0.0);
 
@@ -38,14 +44,17 @@ std::vector<Tensor> conv2d_winograd_kernel(const KernelArgs& args) {
   };
   std::vector<Matrix6x6> v(static_cast<size_t>(in_channels));
   for (int64_t n = 0; n < batch; ++n) {
-    for (int64_t th = 0; th < tiles_h; ++th) {
-      for (int64_t tw = 0; tw < tiles_w; ++tw) {
+    for (int64_t tile = 0; tile < dh * dw * tiles_h * tiles_w; ++tile) {
+      {
+        const int64_t ch = tile / (dw * tiles_h * tiles_w), cw = tile / (tiles_h * tiles_w) % dw;
+        const int64_t th = tile / tiles_w % tiles_h, tw = tile % tiles_w;
         // V = B^T d B for every input channel.
         for (int64_t c = 0; c < in_channels; ++c) {
           Matrix6x6 d{}, t{};
           for (int r = 0; r < 6; ++r)
             for (int s = 0; s < 6; ++s)
-              d[r][s] = input_at(n, c, th * 4 + r - pad[0], tw * 4 + s - pad[1]);
+              d[r][s] =
+                  input_at(n, c, (th * 4 + r) * dh + ch - pad[0], (tw * 4 + s) * dw + cw - pad[1]);
           for (int i = 0; i < 6; ++i)
             for (int s = 0; s < 6; ++s)
               for (int r = 0; r < 6; ++r) t[i][s] += kInputTransform[i][r] * d[r][s];
@@ -70,10 +79,10 @@ std::vector<Tensor> conv2d_winograd_kernel(const KernelArgs& args) {
             for (int j = 0; j < 6; ++j)
               for (int k = 0; k < 6; ++k) am[i][j] += kOutputTransform[i][k] * m[k][j];
           for (int i = 0; i < 4; ++i) {
-            const int64_t oh = th * 4 + i;
+            const int64_t oh = (th * 4 + i) * dh + ch;
             if (oh >= out_h) break;
             for (int j = 0; j < 4; ++j) {
-              const int64_t ow = tw * 4 + j;
+              const int64_t ow = (tw * 4 + j) * dw + cw;
               if (ow >= out_w) break;
               double sum = 0;
               for (int k = 0; k < 6; ++k) sum += am[i][k] * kOutputTransform[j][k];

@@ -126,6 +126,23 @@ TEST(DataflowErrors, ReverseComputeAt) {
       "reverse_compute_at: block 'B' has no producer block under loop 'i'");
 }
 
+// B's loop split 4 x 2 and reordered, so that under one iteration of the inner part B writes
+// every other element: C cannot be bounded by the hull of those (it would read the holes
+// before they are written).
+TEST(DataflowErrors, ReverseComputeAtUnderAStridedProducer) {
+  Schedule sch(two_consumers());
+  std::vector<LoopRV> parts = sch.split(sch.get_loops(sch.get_block("B"))[0], {nullptr, 2});
+  sch.reorder({parts[1], parts[0]});
+  expect_error(
+      sch, [&] { sch.reverse_compute_at(sch.get_block("C"), parts[1]); },
+      "reverse_compute_at: block 'B' writes 4 of the 7 elements of the part of 'B' it covers "
+      "under loop 'i_1' (a strided region)");
+  // Under the outer part the region is whole again.
+  Schedule whole(two_consumers());
+  std::vector<LoopRV> split = whole.split(whole.get_loops(whole.get_block("B"))[0], {nullptr, 2});
+  EXPECT_NO_THROW(whole.reverse_compute_at(whole.get_block("C"), split[0]));
+}
+
 TEST(DataflowErrors, CacheRead) {
   Schedule sch(elementwise_pipeline());
   expect_error(

@@ -16,6 +16,7 @@ struct Case {
   int64_t batch, in_channels, out_channels, height, width, pad, block;
   std::string epilogue;  // "", "bias_relu" or "residual_relu"
   int vector_bits = 512;
+  int64_t dilation = 1;
 };
 
 std::string shape_text(const std::vector<int64_t>& shape) {
@@ -27,7 +28,8 @@ std::string shape_text(const std::vector<int64_t>& shape) {
 // The group as text with the convolution `op` (weight type and kernel layout given).
 std::string group_text(const Case& c, const std::string& op, const std::vector<int64_t>& weight,
                        const std::string& kernel_layout) {
-  const int64_t b = c.block, out_h = c.height + 2 * c.pad - 2, out_w = c.width + 2 * c.pad - 2;
+  const int64_t b = c.block, out_h = c.height + 2 * c.pad - 2 * c.dilation,
+                out_w = c.width + 2 * c.pad - 2 * c.dilation;
   std::string params = "%x: Tensor[" +
                        shape_text({c.batch, c.in_channels / b, c.height, c.width, b}) +
                        ", float32], %w: Tensor[" + shape_text(weight) + ", float32]";
@@ -39,7 +41,8 @@ std::string group_text(const Case& c, const std::string& op, const std::vector<i
   const std::string layout = "\"NCHW" + std::to_string(b) + "c\"";
   std::string conv = op + "(%x, %w, padding=[" + std::to_string(c.pad) + ", " +
                      std::to_string(c.pad) + ", " + std::to_string(c.pad) + ", " +
-                     std::to_string(c.pad) + "], kernel_size=[3, 3], data_layout=" + layout +
+                     std::to_string(c.pad) + "], dilation=[" + std::to_string(c.dilation) + ", " +
+                     std::to_string(c.dilation) + "], kernel_size=[3, 3], data_layout=" + layout +
                      ", kernel_layout=\"" + kernel_layout + "\")";
   if (c.epilogue.empty()) return "fn (" + params + ") { " + conv + " }";
   return "fn (" + params + ") { %0 = " + conv + "; %1 = add(%0, %e); nn.relu(%1) }";
@@ -117,6 +120,20 @@ TEST(X86Conv2dWinograd, BatchOfTwoFewerOutputChannels) {
 
 TEST(X86Conv2dWinograd, Avx2BlocksOf8) {
   check_against_direct({1, 16, 24, 10, 12, 1, 8, "bias_relu", 256});
+}
+
+// Dilated: one class of outputs per (oh % d, ow % d), each an undilated Winograd convolution
+// over the inputs of its class; classes of unequal size on odd maps.
+TEST(X86Conv2dWinograd, DilatedRate2WithBiasRelu) {
+  check_against_direct({1, 16, 32, 14, 14, 2, 16, "bias_relu", 512, 2});
+}
+
+TEST(X86Conv2dWinograd, DilatedRate4ResidualRelu) {
+  check_against_direct({1, 32, 16, 28, 28, 4, 16, "residual_relu", 512, 4});
+}
+
+TEST(X86Conv2dWinograd, DilatedRate3OddMap) {
+  check_against_direct({1, 16, 16, 17, 13, 3, 16, "", 512, 3});
 }
 
 TEST(X86Conv2dWinograd, ManyTilesWithPanelSplit) {

@@ -1,5 +1,6 @@
-// WinogradConv2D: which blocked convolutions it rewrites (3x3, stride 1, dilation 1, groups 1,
-// constant weight, a map of at least 14 x 14, 64+ channels each way) and which it leaves, and that the
+// WinogradConv2D: which blocked convolutions it rewrites (3x3, stride 1, groups 1, constant
+// weight, a map of at least 14 x 14, 64+ channels each way, dilated class maps that tiles of 4
+// cover without overshooting more than 8 / 7) and which it leaves, and that the
 // rewritten graphs compute what the direct convolution computes (reference interpreter, whose
 // Winograd kernel is itself checked against the direct one in tests/reference).
 #include <string>
@@ -17,6 +18,7 @@ using testing::count_calls;
 struct ConvSpec {
   int64_t in_channels = 64, out_channels = 64, size = 14, kernel = 3, stride = 1, pad = 1,
           dilation = 1, groups = 1;
+  int64_t dilation_w = 0;  // 0: the same dilation along W
   bool constant_weight = true;
 };
 
@@ -35,13 +37,14 @@ ir::IRModule conv_module(const ConvSpec& s) {
     params.push_back(w);
     weight = w;
   }
-  ir::Attrs attrs =
-      ir::make_op_attrs("nn.conv2d", {{"strides", std::vector<int64_t>{s.stride, s.stride}},
-                                      {"padding", std::vector<int64_t>{s.pad, s.pad, s.pad, s.pad}},
-                                      {"dilation", std::vector<int64_t>{s.dilation, s.dilation}},
-                                      {"groups", s.groups},
-                                      {"channels", s.out_channels},
-                                      {"kernel_size", std::vector<int64_t>{s.kernel, s.kernel}}});
+  ir::Attrs attrs = ir::make_op_attrs(
+      "nn.conv2d",
+      {{"strides", std::vector<int64_t>{s.stride, s.stride}},
+       {"padding", std::vector<int64_t>{s.pad, s.pad, s.pad, s.pad}},
+       {"dilation", std::vector<int64_t>{s.dilation, s.dilation_w ? s.dilation_w : s.dilation}},
+       {"groups", s.groups},
+       {"channels", s.out_channels},
+       {"kernel_size", std::vector<int64_t>{s.kernel, s.kernel}}});
   ir::Expr conv = ir::call_op("nn.conv2d", {x, weight}, attrs);
   ir::IRModule mod;
   mod.add("main", ir::FunctionNode::make(params, conv));
@@ -105,10 +108,10 @@ TEST(WinogradConv2D, LeavesIneligibleConvs) {
   ConvSpec depthwise;
   depthwise.groups = 64;
   EXPECT_EQ(winograd_calls(depthwise), 0);
-  ConvSpec dilated;
-  dilated.dilation = 2;
-  dilated.pad = 2;
-  EXPECT_EQ(winograd_calls(dilated), 0);
+  ConvSpec overshooting;  // dilation 3 on 14 x 14: class maps of 5 rows in tiles of 8
+  overshooting.dilation = 3;
+  overshooting.pad = 3;
+  EXPECT_EQ(winograd_calls(overshooting), 0);
   ConvSpec parameter_weight;
   parameter_weight.constant_weight = false;
   EXPECT_EQ(winograd_calls(parameter_weight), 0);
@@ -117,6 +120,29 @@ TEST(WinogradConv2D, LeavesIneligibleConvs) {
   EXPECT_EQ(winograd_calls(few_channels), 0);
   ConvSpec eligible;  // the control: the same helper does rewrite an eligible conv
   EXPECT_EQ(winograd_calls(eligible), 1);
+}
+
+// Dilated convolutions run as one undilated Winograd convolution per class of outputs (oh % d,
+// ow % d): DeepLab's rates 2 and 4 on 28 x 28 maps, odd sizes with classes of unequal size,
+// and unequal dilations along H and W.
+TEST(WinogradConv2D, DilatedConvsComputeTheSame) {
+  struct Case {
+    int64_t size, pad, dilation_h, dilation_w;
+  };
+  for (const Case& c : {Case{28, 2, 2, 2}, Case{28, 4, 4, 4}, Case{30, 2, 2, 2}, Case{31, 3, 3, 3},
+                        Case{28, 3, 2, 4}}) {
+    ConvSpec spec;
+    spec.size = c.size;
+    spec.pad = c.pad;
+    spec.dilation = c.dilation_h;
+    spec.dilation_w = c.dilation_w;
+    ir::IRModule mod = conv_module(spec);
+    ir::IRModule after = winograd_conv2d(alter_op_layout(mod, 16));
+    EXPECT_EQ(count_calls(after, "nn.contrib_conv2d_winograd_NCHWc"), 1)
+        << "size " << c.size << " dilation " << c.dilation_h << "x" << c.dilation_w;
+    std::vector<Tensor> inputs = testing::random_inputs(mod, 7);
+    testing::expect_same_outputs(mod, after, inputs, inputs, 1e-4);
+  }
 }
 
 // ResNet-18 on a 56 x 56 image: the four 3x3 convolutions of the first stage run on 14 x 14

@@ -1,5 +1,7 @@
-// nn.contrib_conv2d_winograd_NCHWc: a stride-1, 3x3 convolution in the blocked layout
-// NCHW{b}c computed with Winograd's minimal filtering F(4x4, 3x3) (docs/winograd.md). The
+// nn.contrib_conv2d_winograd_NCHWc: a stride-1, 3x3 convolution (dilated or not) in the blocked
+// layout NCHW{b}c computed with Winograd's minimal filtering F(4x4, 3x3) (docs/winograd.md).
+// A dilated one is d_h x d_w undilated convolutions, one per class of outputs (oh % d_h,
+// ow % d_w), each over the inputs of its class. The
 // weight is already transformed: shape (6, 6, O / ob, I, ob), kernel_layout "HWOI{ob}o", where
 // H and W index the 6 x 6 points of the transformed tile, U[h][w][o / ob][i][o % ob] =
 // (G g[o][i] G^T)[h][w]. The WinogradConv2D pass builds it from a constant OIHW weight.
@@ -42,8 +44,9 @@ Type conv2d_winograd_relation(const RelationArgs& args) {
                 "o\" (the transformed weight, blocked like the output)");
   for (int64_t s : nn::spatial_attr(a.strides, 2, "strides", 1))
     if (s != 1) throw_error("attribute 'strides' = ", nn::ints_text(a.strides), " must be 1");
-  for (int64_t d : nn::spatial_attr(a.dilation, 2, "dilation", 1))
-    if (d != 1) throw_error("attribute 'dilation' = ", nn::ints_text(a.dilation), " must be 1");
+  const std::vector<int64_t> dilation = nn::spatial_attr(a.dilation, 2, "dilation", 1);
+  for (int64_t d : dilation)
+    if (d < 1) throw_error("attribute 'dilation' = ", nn::ints_text(a.dilation), " must be >= 1");
   if (a.groups != 1) throw_error("attribute 'groups' = ", a.groups, " must be 1");
   if (!a.kernel_size.empty() &&
       nn::spatial_attr(a.kernel_size, 2, "kernel_size", 1) != std::vector<int64_t>{3, 3})
@@ -71,8 +74,8 @@ Type conv2d_winograd_relation(const RelationArgs& args) {
                 out_channels.to_string(), " output channels: ", nn::inputs_text(args));
   std::vector<Dim> out = {data[0], weight[2]};
   for (int i = 0; i < 2; ++i)
-    out.push_back(
-        nn::window_output(data[2 + i], Dim(3), 1, 1, pad[i], pad[2 + i], false, "kernel", "HW"[i]));
+    out.push_back(nn::window_output(data[2 + i], Dim(3), 1, dilation[size_t(i)], pad[i], pad[2 + i],
+                                    false, "kernel", "HW"[i]));
   out.push_back(Dim(*out_block));
   return TensorTypeNode::make(out, dtype);
 }
@@ -82,7 +85,8 @@ Type conv2d_winograd_relation(const RelationArgs& args) {
 void register_nn_conv_winograd_ops(OpTable& table) {
   table.add("nn.contrib_conv2d_winograd_NCHWc")
       .describe(
-          "3x3 stride-1 convolution by Winograd F(4x4, 3x3) in blocked layouts: data NCHW[x]c, "
+          "3x3 stride-1 convolution (any dilation) by Winograd F(4x4, 3x3) in blocked layouts: "
+          "data NCHW[x]c, "
           "weight transformed to (6, 6, O/ob, I, ob) (kernel_layout HWOI[ob]o), output "
           "out_layout (default: data_layout)")
       .inputs({"data", "weight"})

@@ -197,6 +197,51 @@ Stmt build_nest(const PrimFunc& func, const BlockSite& site,
   return nest;
 }
 
+// reverse_compute_at bounds the consumer by the hull of what the producers write during one
+// iteration of loop. That is sound only when the producers write the whole hull: a producer
+// whose outputs under the loop are strided (rows r * 2 + c of a dilated Winograd tile, the
+// class c fixed) leaves holes that the consumer would read before they are written. Each
+// producer writes one point per iteration of the loops inside loop that drive its spatial
+// iteration variables, so it fills a hull of constant volume V only if those loops run at
+// least V times.
+void check_dense(const MoveSpec& spec, const std::vector<BlockSite>& producers,
+                 const LoopSite& loop, const std::vector<BufferRegion>& region,
+                 IndexSimplifier& simplifier) {
+  for (const BlockSite& producer : producers) {
+    const Block& b = producer.realize->block;
+    std::unordered_set<const VarNode*> spatial_vars;
+    for (size_t i = 0; i < b->iter_vars.size(); ++i)
+      if (b->iter_vars[i].kind == IterKind::Spatial)
+        uses_var(producer.realize->iter_values[i], [&](const VarNode* v) {
+          spatial_vars.insert(v);
+          return false;
+        });
+    int64_t points = 1;
+    bool inside = false;
+    for (const For& l : producer.loops) {
+      if (inside && spatial_vars.count(l->loop_var.get())) {
+        std::optional<int64_t> extent = as_const_int(l->extent);
+        if (!extent) return;  // symbolic: nothing to compare
+        points *= *extent;
+      }
+      if (l.get() == loop.loop.get()) inside = true;
+    }
+    for (const BufferRegion& written : region) {
+      if (!block_writes(b, written.buffer)) continue;
+      int64_t volume = 1;
+      for (const Range& r : written.region) {
+        std::optional<int64_t> extent = as_const_int(simplifier.simplify(r.extent));
+        if (!extent) return;
+        volume *= *extent;
+      }
+      if (points < volume)
+        throw_error(spec.primitive, ": block '", b->name, "' writes ", points, " of the ", volume,
+                    " elements of the part of '", written.buffer->name, "' it covers under loop '",
+                    loop.loop->loop_var->name, "' (a strided region)");
+    }
+  }
+}
+
 void move_block(PrimFunc& func, const MoveSpec& spec, const BlockRV& block_rv,
                 const LoopRV& loop_rv) {
   BlockSite site = find_block(func, block_rv.name, spec.primitive);
@@ -299,6 +344,7 @@ void move_block(PrimFunc& func, const MoveSpec& spec, const BlockRV& block_rv,
   simplifier.bind(loop.loop->loop_var, Range{loop.loop->min, loop.loop->extent});
   std::vector<BufferRegion> region =
       accessed_under_loop(partners, loop.loop, linked, !spec.reverse, simplifier);
+  if (spec.reverse) check_dense(spec, partners, loop, region, simplifier);
   std::vector<BufferRegion> own_accesses;
   for (const BufferRegion& a : spec.reverse ? detect_reads(block) : detect_writes(block))
     if (linked.count(a.buffer.get())) own_accesses.push_back(a);

@@ -79,10 +79,16 @@ std::vector<te::Tensor> conv2d_winograd_compute(const ComputeArgs& args) {
     throw_error("nn.contrib_conv2d_winograd_NCHWc: weight has ", in_channels,
                 " input channels, data ", in_chunks * in_bn);
   std::vector<int64_t> pad = ir::nn::expand_padding(a.padding, 2);
-  const int64_t out_h = height + pad[0] + pad[2] - 2, out_w = width + pad[1] + pad[3] - 2;
-  const int64_t tiles_h = (out_h + 3) / 4, tiles_w = (out_w + 3) / 4;
-  const int64_t tiles = batch * tiles_h * tiles_w;
-  const int64_t padded_h = tiles_h * 4 + 2, padded_w = tiles_w * 4 + 2;
+  const int64_t dh = a.dilation.empty() ? 1 : a.dilation[0];
+  const int64_t dw = a.dilation.size() < 2 ? dh : a.dilation[1];
+  const int64_t out_h = height + pad[0] + pad[2] - 2 * dh, out_w = width + pad[1] + pad[3] - 2 * dw;
+  // A dilated convolution is one undilated convolution per class (oh % dh, ow % dw) of
+  // outputs, over the inputs of its class: the tiles of every class make one batched GEMM.
+  const int64_t class_h = (out_h + dh - 1) / dh, class_w = (out_w + dw - 1) / dw;
+  const int64_t tiles_h = (class_h + 3) / 4, tiles_w = (class_w + 3) / 4;
+  const int64_t class_tiles = tiles_h * tiles_w;
+  const int64_t tiles = batch * dh * dw * class_tiles;
+  const int64_t padded_h = (tiles_h * 4 + 2) * dh, padded_w = (tiles_w * 4 + 2) * dw;
 
   // The input, zero-padded on every side the tiles reach past it.
   te::Tensor padded = data;
@@ -104,33 +110,40 @@ std::vector<te::Tensor> conv2d_winograd_compute(const ComputeArgs& args) {
   }
 
   // V[xi][nu][p][c_chunk][c_block] = (B^T d B)[xi][nu] of tile p's 6x6 patch d.
-  te::Tensor transformed_input =
-      te::compute({tir::make_int(6), tir::make_int(6), tir::make_int(tiles),
-                   tir::make_int(in_chunks), tir::make_int(in_bn)},
-                  [&](const std::vector<tir::Var>& i) {
-                    PrimExpr p = i[2];
-                    PrimExpr n = tir::floordiv(p, tir::make_int(tiles_h * tiles_w));
-                    PrimExpr th = tir::floormod(tir::floordiv(p, tir::make_int(tiles_w)),
-                                                tir::make_int(tiles_h));
-                    PrimExpr tw = tir::floormod(p, tir::make_int(tiles_w));
-                    auto patch = [&](int r, int s) {
-                      return tir::cast(dtype, padded(n, i[3], th * 4 + r, tw * 4 + s, i[4]));
-                    };
-                    PrimExpr value = select_by(PrimExpr(i[0]), 6, [&](int xi) {
-                      return select_by(PrimExpr(i[1]), 6, [&](int nu) {
-                        return linear_combination(
-                            6, [&](int r) { return kInputTransform[xi][r]; },
-                            [&](int r) {
-                              return linear_combination(
-                                  6, [&](int s) { return kInputTransform[nu][s]; },
-                                  [&](int s) { return patch(r, s); }, dtype);
-                            },
-                            dtype);
-                      });
-                    });
-                    return as_stage(value, "V");
-                  },
-                  "winograd_V", {"xi", "nu", "p", "c_chunk", "c_block"});
+  te::Tensor transformed_input = te::compute(
+      {tir::make_int(6), tir::make_int(6), tir::make_int(tiles), tir::make_int(in_chunks),
+       tir::make_int(in_bn)},
+      [&](const std::vector<tir::Var>& i) {
+        // p = (((n * dh + ch) * dw + cw) * tiles_h + th) * tiles_w + tw
+        PrimExpr p = i[2];
+        PrimExpr n = tir::floordiv(p, tir::make_int(dh * dw * class_tiles));
+        PrimExpr th =
+            tir::floormod(tir::floordiv(p, tir::make_int(tiles_w)), tir::make_int(tiles_h));
+        PrimExpr tw = tir::floormod(p, tir::make_int(tiles_w));
+        PrimExpr row = th * 4, col = tw * 4;
+        if (dh > 1 || dw > 1) {
+          PrimExpr cls = tir::floordiv(p, tir::make_int(class_tiles));
+          row = row * dh + tir::floormod(tir::floordiv(cls, tir::make_int(dw)), tir::make_int(dh));
+          col = col * dw + tir::floormod(cls, tir::make_int(dw));
+        }
+        auto patch = [&](int r, int s) {
+          return tir::cast(dtype, padded(n, i[3], row + r * dh, col + s * dw, i[4]));
+        };
+        PrimExpr value = select_by(PrimExpr(i[0]), 6, [&](int xi) {
+          return select_by(PrimExpr(i[1]), 6, [&](int nu) {
+            return linear_combination(
+                6, [&](int r) { return kInputTransform[xi][r]; },
+                [&](int r) {
+                  return linear_combination(
+                      6, [&](int s) { return kInputTransform[nu][s]; },
+                      [&](int s) { return patch(r, s); }, dtype);
+                },
+                dtype);
+          });
+        });
+        return as_stage(value, "V");
+      },
+      "winograd_V", {"xi", "nu", "p", "c_chunk", "c_block"});
 
   // M[xi][nu][p][oc_chunk][oc_block] = sum over input channels of V * U.
   tir::IterVar ic_chunk = te::reduce_axis(PrimExpr(in_chunks), "ic_chunk");
@@ -146,15 +159,24 @@ std::vector<te::Tensor> conv2d_winograd_compute(const ComputeArgs& args) {
       },
       "winograd_M", {"xi", "nu", "p", "oc_chunk", "oc_block"});
 
-  // Y = A^T M A, output (h, w) taking row h % 4, column w % 4 of tile (h / 4, w / 4).
+  // Y = A^T M A.
   te::Tensor out =
       te::compute(args.out_shape(),
                   [&](const std::vector<tir::Var>& i) {
-                    PrimExpr th = tir::floordiv(PrimExpr(i[2]), tir::make_int(4));
-                    PrimExpr tw = tir::floordiv(PrimExpr(i[3]), tir::make_int(4));
-                    PrimExpr p = (PrimExpr(i[0]) * tiles_h + th) * tiles_w + tw;
-                    PrimExpr row = tir::floormod(PrimExpr(i[2]), tir::make_int(4));
-                    PrimExpr col = tir::floormod(PrimExpr(i[3]), tir::make_int(4));
+                    // Output (h, w) of class (h % dh, w % dw) at (y, x) = (h / dh, w / dw) in
+                    // its class: row y % 4, column x % 4 of the class's tile (y / 4, x / 4).
+                    PrimExpr y = i[2], x = i[3], cls = tir::make_int(0);
+                    if (dh > 1 || dw > 1) {
+                      y = tir::floordiv(y, tir::make_int(dh));
+                      x = tir::floordiv(x, tir::make_int(dw));
+                      cls = tir::floormod(PrimExpr(i[2]), tir::make_int(dh)) * dw +
+                            tir::floormod(PrimExpr(i[3]), tir::make_int(dw));
+                    }
+                    PrimExpr th = tir::floordiv(y, tir::make_int(4));
+                    PrimExpr tw = tir::floordiv(x, tir::make_int(4));
+                    PrimExpr p = ((PrimExpr(i[0]) * (dh * dw) + cls) * tiles_h + th) * tiles_w + tw;
+                    PrimExpr row = tir::floormod(y, tir::make_int(4));
+                    PrimExpr col = tir::floormod(x, tir::make_int(4));
                     PrimExpr value = select_by(row, 4, [&](int y) {
                       return select_by(col, 4, [&](int x) {
                         return linear_combination(
@@ -211,14 +233,30 @@ void schedule_batched_gemm(tir::Schedule& sch, const WinogradKnobs& knobs) {
 void schedule_output_transform(tir::Schedule& sch, const ScheduleArgs& args, int64_t lanes) {
   std::vector<tir::LoopRV> loops = sch.get_loops(sch.get_block(args.anchor_block));
   // n, oc_chunk, oh, ow, oc_block, unit
-  std::vector<tir::LoopRV> h = sch.split(loops[2], {nullptr, tir::make_int(4)});
-  std::vector<tir::LoopRV> w = sch.split(loops[3], {nullptr, tir::make_int(4)});
-  sch.reorder({loops[0], loops[1], h[0], w[0], loops[5], h[1], w[1], loops[4]});
+  const auto& a = args.anchor.attrs_as<ir::Conv2DAttrs>();
+  const int64_t dh = a.dilation.empty() ? 1 : a.dilation[0];
+  const int64_t dw = a.dilation.size() < 2 ? dh : a.dilation[1];
+  if (dh == 1 && dw == 1) {
+    std::vector<tir::LoopRV> h = sch.split(loops[2], {nullptr, tir::make_int(4)});
+    std::vector<tir::LoopRV> w = sch.split(loops[3], {nullptr, tir::make_int(4)});
+    sch.reorder({loops[0], loops[1], h[0], w[0], loops[5], h[1], w[1], loops[4]});
+    sch.unroll(h[1]);
+    sch.unroll(w[1]);
+    sch.vectorize(loops[4]);
+    sch.parallel(sch.fuse({loops[0], loops[1], h[0]}));
+    place_epilogue(sch, args.epilogue_blocks, w[0], lanes);
+    return;
+  }
+  // Dilated: oh = (th * 4 + r) * dh + class row; the 4x4 tile of one class is unrolled (its
+  // selects fold), the classes run one after the other below the tile row.
+  std::vector<tir::LoopRV> h = sch.split(loops[2], {nullptr, tir::make_int(4), tir::make_int(dh)});
+  std::vector<tir::LoopRV> w = sch.split(loops[3], {nullptr, tir::make_int(4), tir::make_int(dw)});
+  sch.reorder({loops[0], loops[1], h[0], h[2], w[0], w[2], loops[5], h[1], w[1], loops[4]});
   sch.unroll(h[1]);
   sch.unroll(w[1]);
   sch.vectorize(loops[4]);
   sch.parallel(sch.fuse({loops[0], loops[1], h[0]}));
-  place_epilogue(sch, args.epilogue_blocks, w[0], lanes);
+  place_epilogue(sch, args.epilogue_blocks, w[2], lanes);
 }
 
 }  // namespace
