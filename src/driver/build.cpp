@@ -121,6 +121,18 @@ void BuiltModule::export_library(const std::string& path, const std::string& com
   }
 }
 
+GraphMemoryPlan plan_graph_memory(const ir::IRModule& mod,
+                                  const std::vector<std::pair<std::string, Tensor>>& params,
+                                  const BuildOptions& options) {
+  BuildStart begun = start_build(mod, params, options);
+  ir::IRModule fused = optimize(begun.bound, options.pass_context, begun.vector_bits / 32);
+  ir::Function main = fused.get_function("main");
+  reject_run_time_shapes(main);
+  check_every_op_has_compute(main);
+  GraphCodegenResult graph = codegen_graph_of_groups(main);
+  return GraphMemoryPlan{graph.memory, std::move(graph.graph_json)};
+}
+
 BuiltModule build(const ir::IRModule& mod,
                   const std::vector<std::pair<std::string, Tensor>>& params,
                   const BuildOptions& options) {

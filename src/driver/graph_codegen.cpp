@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "anvil/lower/lower.h"
 #include "driver/memory_plan.h"
 
 namespace anvil::driver {
@@ -80,8 +81,9 @@ void flatten_type(const ir::Type& type, const std::string& what, std::vector<Ent
 
 class GraphBuilder {
  public:
-  explicit GraphBuilder(const std::map<std::string, KernelInfo>& kernel_info)
-      : kernel_info_(kernel_info) {}
+  // groups_are_kernels: calls of primitive functions stand for the kernels lowering makes.
+  GraphBuilder(const std::map<std::string, KernelInfo>& kernel_info, bool groups_are_kernels)
+      : kernel_info_(kernel_info), groups_are_kernels_(groups_are_kernels) {}
 
   GraphCodegenResult build(const ir::Function& main) {
     for (const ir::Var& param : main->params) {
@@ -90,12 +92,15 @@ class GraphBuilder {
       values_[param.get()] = GraphValue{EntryRef{node, 0}, {}, false};
       taken_names_.insert(param->name);
     }
+    num_graph_inputs_ = nodes_.size();
     walk(main->body);
     std::vector<EntryRef> heads;
     values_.at(main->body.get()).flatten_into(heads);
     for (EntryRef& head : heads)
       if (nodes_[head.node].is_input) head = copy_of(head);  // heads get storage of their own
-    return GraphCodegenResult{write_json(heads), std::move(params_)};
+    GraphMemoryUse memory;
+    std::string json = write_json(heads, memory);
+    return GraphCodegenResult{std::move(json), std::move(params_), memory};
   }
 
  private:
@@ -197,6 +202,13 @@ class GraphBuilder {
   }
 
   GraphValue kernel_call(const ir::CallNode& call) {
+    const auto* group = ir::as<ir::FunctionNode>(call.callee);
+    if (groups_are_kernels_ && group && group->is_primitive()) {
+      std::vector<EntryRef> inputs;
+      for (const ir::Expr& arg : call.args) values_.at(arg.get()).flatten_into(inputs);
+      std::string func_name = lower::kernel_name_hint(ir::downcast<ir::FunctionNode>(call.callee));
+      return kernel_value(std::move(func_name), std::move(inputs), call.checked_type);
+    }
     const ir::OpNode* op = call.op();
     if (!op || (op->name != "call_tir" && op->name != "call_dps_packed")) {
       std::string what = op ? op->name : std::string("a ") + ir::expr_kind_name(call.callee->kind);
@@ -212,10 +224,15 @@ class GraphBuilder {
 
     std::vector<EntryRef> inputs;
     values_.at(call.args[1].get()).flatten_into(inputs);
+    return kernel_value(std::move(func_name), std::move(inputs), call.type_args[0]);
+  }
+
+  // A kernel node of that output type and its value.
+  GraphValue kernel_value(std::string func_name, std::vector<EntryRef> inputs,
+                          const ir::Type& out_type) {
     std::vector<EntryType> outputs;
-    flatten_type(call.type_args[0], "the output of " + func_name, outputs);
-    int node = add_kernel(func_name, std::move(inputs), std::move(outputs));
-    const ir::Type& out_type = call.type_args[0];
+    flatten_type(out_type, "the output of " + func_name, outputs);
+    int node = add_kernel(std::move(func_name), std::move(inputs), std::move(outputs));
     if (!ir::as<ir::TupleTypeNode>(out_type)) return GraphValue{EntryRef{node, 0}, {}, false};
     int next = 0;
     return tuple_value(out_type, node, next);
@@ -259,7 +276,7 @@ class GraphBuilder {
     return names;
   }
 
-  std::string write_json(const std::vector<EntryRef>& heads) {
+  std::string write_json(const std::vector<EntryRef>& heads, GraphMemoryUse& memory) {
     std::vector<int> row_ptr = {0};
     for (const Node& node : nodes_) row_ptr.push_back(row_ptr.back() + int(node.outputs.size()));
     auto entry_id = [&](EntryRef e) { return row_ptr[e.node] + e.index; };
@@ -278,7 +295,13 @@ class GraphBuilder {
         step.writes.push_back(row_ptr[n] + int(k));
       steps.push_back(std::move(step));
     }
-    MemoryPlan plan = plan_memory(entries, steps);
+    MemoryPlan plan = plan_memory(entries, steps, int64_t(Tensor::kAlignment));
+    memory.activation_bytes = plan.activation_bytes;
+    memory.largest_live_set = plan.largest_live_set;
+    for (size_t n = 0; n < nodes_.size(); ++n)
+      if (nodes_[n].is_input)
+        (is_param(n) ? memory.param_bytes : memory.io_bytes) += nodes_[n].outputs[0].bytes();
+    for (EntryRef head : heads) memory.io_bytes += entries[entry_id(head)].bytes;
 
     std::vector<std::string> names = node_names();
     Json nodes = Json::array(), arg_nodes = Json::array();
@@ -318,11 +341,16 @@ class GraphBuilder {
         {"attrs",
          {{"dltype", Json::array({"list_str", std::move(dltype)})},
           {"shape", Json::array({"list_shape", std::move(shape)})},
-          {"storage_id", Json::array({"list_int", plan.storage_id})}}},
+          {"storage_id", Json::array({"list_int", plan.storage_id})},
+          {"arena_offset", Json::array({"list_int", plan.arena_offset})},
+          {"largest_live_set_bytes", Json::array({"size_t", plan.largest_live_set})}}},
         {"node_row_ptr", row_ptr},
     };
     return graph.dump(2);
   }
+
+  // Constants are the inputs not among @main's params, which come first.
+  bool is_param(size_t node) const { return node >= num_graph_inputs_; }
 
   std::vector<Node> nodes_;
   std::unordered_map<const ir::ExprNode*, GraphValue> values_;
@@ -330,13 +358,20 @@ class GraphBuilder {
   std::vector<std::pair<std::string, Tensor>> params_;
   std::set<std::string> taken_names_;  // inputs and params
   int next_param_ = 0;
+  bool groups_are_kernels_ = false;
+  size_t num_graph_inputs_ = 0;
 };
 
 }  // namespace
 
 GraphCodegenResult codegen_graph(const ir::Function& main,
                                  const std::map<std::string, KernelInfo>& kernel_info) {
-  return GraphBuilder(kernel_info).build(main);
+  return GraphBuilder(kernel_info, /*groups_are_kernels=*/false).build(main);
+}
+
+GraphCodegenResult codegen_graph_of_groups(const ir::Function& fused_main) {
+  static const std::map<std::string, KernelInfo> no_info;
+  return GraphBuilder(no_info, /*groups_are_kernels=*/true).build(fused_main);
 }
 
 }  // namespace anvil::driver

@@ -126,15 +126,18 @@ class GroupLowerer : public ir::ExprMutator {
 
 }  // namespace
 
+void check_every_op_has_compute(const ir::Function& main) {
+  std::set<std::string> missing = ops_without_compute(main);
+  if (missing.empty()) return;
+  std::string list;
+  for (const std::string& op : missing) list += (list.empty() ? "" : ", ") + op;
+  throw_error("build: no code generation for operator", missing.size() > 1 ? "s " : " ", list);
+}
+
 LoweredGraph lower_graph(const ir::IRModule& fused, const lower::LowerGroupOptions& options,
                          bool print_tir, const LowerProgress& progress) {
   ir::Function main = fused.get_function("main");
-  std::set<std::string> missing = ops_without_compute(main);
-  if (!missing.empty()) {
-    std::string list;
-    for (const std::string& op : missing) list += (list.empty() ? "" : ", ") + op;
-    throw_error("build: no code generation for operator", missing.size() > 1 ? "s " : " ", list);
-  }
+  check_every_op_has_compute(main);
   GroupLowerer lowerer(options, print_tir, progress, progress ? count_groups(main) : 0);
   // PrimFuncs of the module called directly (call_tir written by the user) are kernels too.
   std::set<std::string> called;

@@ -31,6 +31,9 @@ struct LoweredGraph {
 // Called as each fused group is lowered: (groups done, groups in all).
 using LowerProgress = std::function<void(int done, int total)>;
 
+// Throws one Error listing every operator called in main (groups included) without a compute.
+void check_every_op_has_compute(const ir::Function& main);
+
 // Lowers every group of @main; structurally equal groups share one kernel. Throws one Error
 // listing every operator without a compute before lowering anything.
 LoweredGraph lower_graph(const ir::IRModule& fused, const lower::LowerGroupOptions& options,

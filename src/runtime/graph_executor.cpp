@@ -19,11 +19,12 @@ namespace {
 
 using detail::GraphSpec;
 
-// A view of `storage` with its own shape and dtype at offset 0; it keeps the storage alive, so
-// an output handed to the caller stays valid after the executor is gone.
-Tensor storage_view(const Tensor& storage, const std::vector<int64_t>& shape, DataType dtype) {
+// A view of `storage` with its own shape and dtype at a byte offset; it keeps the storage alive,
+// so an output handed to the caller stays valid after the executor is gone.
+Tensor storage_view(const Tensor& storage, int64_t offset, const std::vector<int64_t>& shape,
+                    DataType dtype) {
   auto* managed = new DLManagedTensor{};
-  managed->dl_tensor.data = storage.data();
+  managed->dl_tensor.data = static_cast<uint8_t*>(storage.data()) + offset;
   managed->dl_tensor.device = storage.dl_tensor().device;
   managed->dl_tensor.ndim = int32_t(shape.size());
   managed->dl_tensor.dtype = dtype.to_dlpack();
@@ -221,6 +222,29 @@ class GraphExecutor::Impl {
     return rows;
   }
 
+  GraphMemoryUse memory_use() const {
+    enum Kind { kActivation, kInputOrOutput, kParam };
+    std::vector<Kind> kind(storage_.size(), kActivation);
+    auto mark = [&](int entry, Kind k) {
+      Kind& current = kind[size_t(spec_.entries[size_t(entry)].storage_id)];
+      current = std::max(current, k);
+    };
+    for (size_t position = 0; position < spec_.arg_nodes.size(); ++position)
+      mark(input_entry(int(position)), is_param_[position] ? kParam : kInputOrOutput);
+    for (detail::GraphEntryRef head : spec_.heads) mark(spec_.entry_id(head), kInputOrOutput);
+    GraphMemoryUse use;
+    use.largest_live_set = spec_.largest_live_set;
+    if (arena_.defined()) use.activation_bytes += arena_.nbytes();
+    for (size_t id = 0; id < storage_.size(); ++id) {
+      if (!storage_[id].defined()) continue;  // every entry of the slot is in the arena
+      int64_t bytes = storage_[id].nbytes();
+      (kind[id] == kParam        ? use.param_bytes
+       : kind[id] == kActivation ? use.activation_bytes
+                                 : use.io_bytes) += bytes;
+    }
+    return use;
+  }
+
  private:
   void invoke(const KernelCall& call) const {
     try {
@@ -231,17 +255,26 @@ class GraphExecutor::Impl {
     }
   }
 
+  // One buffer per storage slot that an entry outside the arena uses, and the arena.
   void allocate_storage() {
-    std::vector<int64_t> storage_bytes(size_t(spec_.num_storage), 0);
-    for (const detail::GraphEntry& entry : spec_.entries)
-      storage_bytes[size_t(entry.storage_id)] =
-          std::max(storage_bytes[size_t(entry.storage_id)], entry.nbytes);
-    storage_.reserve(storage_bytes.size());
-    for (int64_t bytes : storage_bytes)
-      storage_.push_back(Tensor::empty({bytes}, DataType::uint8()));
+    std::vector<int64_t> storage_bytes(size_t(spec_.num_storage), -1);
+    bool any_in_arena = false;
+    for (const detail::GraphEntry& entry : spec_.entries) {
+      any_in_arena |= entry.arena_offset >= 0;
+      if (entry.arena_offset < 0)
+        storage_bytes[size_t(entry.storage_id)] =
+            std::max(storage_bytes[size_t(entry.storage_id)], entry.nbytes);
+    }
+    storage_.resize(storage_bytes.size());
+    for (size_t id = 0; id < storage_bytes.size(); ++id)
+      if (storage_bytes[id] >= 0)
+        storage_[id] = Tensor::empty({storage_bytes[id]}, DataType::uint8());
+    if (any_in_arena) arena_ = Tensor::empty({spec_.arena_bytes}, DataType::uint8());
     for (const detail::GraphEntry& entry : spec_.entries)
       own_entry_tensors_.push_back(
-          storage_view(storage_[size_t(entry.storage_id)], entry.shape, entry.dtype));
+          entry.arena_offset >= 0
+              ? storage_view(arena_, entry.arena_offset, entry.shape, entry.dtype)
+              : storage_view(storage_[size_t(entry.storage_id)], 0, entry.shape, entry.dtype));
     entry_tensors_ = own_entry_tensors_;
     entry_readers_.resize(spec_.entries.size());
   }
@@ -295,8 +328,9 @@ class GraphExecutor::Impl {
 
   GraphSpec spec_;
   Module lib_;
-  std::vector<Tensor> storage_;
-  std::vector<Tensor> own_entry_tensors_;  // views of storage_
+  std::vector<Tensor> storage_;            // per slot; undefined where every entry is in the arena
+  Tensor arena_;                           // the activations placed by "arena_offset", if any
+  std::vector<Tensor> own_entry_tensors_;  // views of storage_ or arena_
   std::vector<Tensor> entry_tensors_;      // what each entry currently is (zero-copy inputs)
   std::vector<std::vector<std::pair<int, int>>> entry_readers_;  // (call, arg) slots per entry
   std::vector<KernelCall> calls_;
@@ -383,5 +417,6 @@ BenchmarkResult GraphExecutor::benchmark(int repeat, int number) {
 std::vector<KernelProfile> GraphExecutor::profile(int repeat, double* run_mean_ms) {
   return impl_->profile(repeat, run_mean_ms);
 }
+GraphMemoryUse GraphExecutor::memory_use() const { return impl_->memory_use(); }
 
 }  // namespace anvil

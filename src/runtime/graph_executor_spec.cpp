@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "anvil/runtime/tensor.h"
 #include "anvil/support/error.h"
 #include "runtime/binary_io.h"
 
@@ -259,6 +260,40 @@ class GraphParser {
       entry.storage_id = bounded(storage[i], where + " 'storage_id'", 0, int64_t(count),
                                  "storage ids must lie below the number of node entries");
       spec_.num_storage = std::max(spec_.num_storage, entry.storage_id + 1);
+    }
+    if (attrs.contains("arena_offset")) parse_arena(attr_list(attrs, "arena_offset", "list_int"));
+    // Written by anvil's graph codegen for the memory report; TVM's executor skips a "size_t".
+    if (auto it = attrs.find("largest_live_set_bytes"); it != attrs.end()) {
+      const Json& v = *it;
+      if (!v.is_array() || v.size() != 2 || !v[0].is_string() ||
+          v[0].get_ref<const std::string&>() != "size_t")
+        fail("attrs 'largest_live_set_bytes' must be [\"size_t\", N]");
+      spec_.largest_live_set = integer(v[1], "attrs 'largest_live_set_bytes'");
+      if (spec_.largest_live_set < 0)
+        fail("attrs 'largest_live_set_bytes' is ", spec_.largest_live_set, ", but must be >= 0");
+    }
+  }
+
+  // Entries placed in the activation arena: kernel outputs that are not graph outputs (an input
+  // is set from outside, an output read after the run), at offsets that keep the kernels'
+  // alignment.
+  void parse_arena(const Json& offsets) {
+    std::vector<bool> held(spec_.entries.size(), false);
+    for (size_t n = 0; n < spec_.nodes.size(); ++n)
+      if (spec_.nodes[n].is_input) held[size_t(spec_.node_row_ptr[n])] = true;
+    for (GraphEntryRef head : spec_.heads) held[size_t(spec_.entry_id(head))] = true;
+    for (size_t i = 0; i < offsets.size(); ++i) {
+      std::string where = "attrs entry " + std::to_string(i) + " 'arena_offset'";
+      GraphEntry& entry = spec_.entries[i];
+      entry.arena_offset = integer(offsets[i], where);
+      if (entry.arena_offset == -1) continue;
+      if (entry.arena_offset < 0 || entry.arena_offset % int64_t(Tensor::kAlignment) != 0)
+        fail(where, " is ", entry.arena_offset, ", but must be -1 or a multiple of ",
+             Tensor::kAlignment);
+      if (held[i]) fail(where, ": a graph input or output cannot live in the arena");
+      if (entry.arena_offset > std::numeric_limits<int64_t>::max() - entry.nbytes)
+        fail(where, " is out of range");
+      spec_.arena_bytes = std::max(spec_.arena_bytes, entry.arena_offset + entry.nbytes);
     }
   }
 

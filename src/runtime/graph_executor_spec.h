@@ -39,6 +39,9 @@ struct GraphEntry {
   DataType dtype;
   int storage_id = 0;
   int64_t nbytes = 0;
+  // anvil's optional attr "arena_offset": the entry's byte offset in the activation arena, or
+  // -1 when it lives in its storage slot (always, for graphs without the attr).
+  int64_t arena_offset = -1;
 };
 
 // A graph whose every reference has been checked: node inputs refer to earlier nodes and to
@@ -50,6 +53,10 @@ struct GraphSpec {
   std::vector<GraphEntryRef> heads;
   std::vector<GraphEntry> entries;
   int num_storage = 0;  // 1 + the largest storage id
+  // The bytes the arena needs: the highest byte an entry in it reaches (0 without one).
+  int64_t arena_bytes = 0;
+  // The optional graph attr "largest_live_set_bytes" (["size_t", N]); -1 when absent.
+  int64_t largest_live_set = -1;
 
   int entry_id(GraphEntryRef ref) const { return node_row_ptr[size_t(ref.node)] + ref.index; }
 };

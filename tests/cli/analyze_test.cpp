@@ -4,7 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "anvil/runtime/package.h"
 #include "cli/cli_fixture.h"
+#include "support/graph_memory_oracle.h"
 
 namespace anvil::testing {
 namespace {
@@ -31,6 +33,14 @@ graph = helper.make_graph(nodes, 'conv_gemm',
 model = helper.make_model(graph, opset_imports=[helper.make_opsetid('', 13)])
 onnx.checker.check_model(model)
 onnx.save(model, os.path.join(out_dir, 'conv_gemm.onnx'))
+# relu(x) * 2 with a dynamic batch: only the VM runs it, unless --input-shapes fixes the batch.
+two = numpy_helper.from_array(np.array([2.0], dtype=np.float32), 'two')
+graph = helper.make_graph(
+    [helper.make_node('Relu', ['x'], ['r']), helper.make_node('Mul', ['r', 'two'], ['y'])],
+    'dynamic', [helper.make_tensor_value_info('x', TensorProto.FLOAT, ['N', 16])],
+    [helper.make_tensor_value_info('y', TensorProto.FLOAT, ['N', 16])], [two])
+onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid('', 13)]),
+          os.path.join(out_dir, 'dynamic.onnx'))
 )");
   }
 
@@ -84,6 +94,48 @@ TEST_F(CliAnalyze, ConvAndGemmCountedByHand) {
   EXPECT_EQ(flops, j["total_flops"].get<int64_t>());
   EXPECT_EQ(params, j["total_params"].get<int64_t>());
   EXPECT_EQ(bytes, j["total_activation_bytes"].get<int64_t>());
+}
+
+// The memory plan is the one `anvil compile` puts in the package: the figures analyze reports
+// are read back from the package's graph JSON alone.
+TEST_F(CliAnalyze, MemoryPlanIsTheCompiledGraphs) {
+  nlohmann::json j = analyze_json({path("conv_gemm.onnx")});
+  ASSERT_TRUE(j.contains("memory_plan")) << j;
+  const nlohmann::json& plan = j["memory_plan"];
+  CommandResult compiled =
+      run_anvil({"compile", path("conv_gemm.onnx"), "-o", path("conv_gemm.tar"), "-q"});
+  ASSERT_EQ(compiled.exit_code, 0) << compiled.err;
+  GraphMemoryFigures figures =
+      graph_memory_figures(nlohmann::json::parse(load_module(path("conv_gemm.tar")).graph_json));
+  EXPECT_EQ(figures.problem, "");
+  EXPECT_GT(figures.largest_live_set, 0);
+  EXPECT_EQ(plan["activation_bytes"].get<int64_t>(), figures.arena_bytes);
+  EXPECT_EQ(plan["largest_live_set_bytes"].get<int64_t>(), figures.largest_live_set);
+  EXPECT_EQ(plan["param_bytes"].get<int64_t>() + plan["io_bytes"].get<int64_t>(),
+            figures.fixed_bytes);
+  // The input (1, 3, 8, 8) and the output (1, 10), float32.
+  EXPECT_EQ(plan["io_bytes"].get<int64_t>(), 4 * (3 * 8 * 8 + 10));
+
+  CommandResult table = run_anvil({"analyze", path("conv_gemm.onnx")});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("\nmemory: activations "), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find(" planned, largest live set "), std::string::npos) << table.out;
+}
+
+// A model only the VM runs has no graph executor plan: analyze still reports its costs and
+// says why; fixing the dynamic dim gives a plan.
+TEST_F(CliAnalyze, DynamicModelHasNoPlanUntilItsShapesAreFixed) {
+  nlohmann::json j = analyze_json({path("dynamic.onnx")});
+  ASSERT_TRUE(j["memory_plan"].contains("error")) << j;
+  EXPECT_NE(j["memory_plan"]["error"].get<std::string>().find("symbolic shape"), std::string::npos)
+      << j;
+  CommandResult table = run_anvil({"analyze", path("dynamic.onnx")});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("memory: no graph executor plan ("), std::string::npos) << table.out;
+
+  nlohmann::json fixed = analyze_json({path("dynamic.onnx"), "--input-shapes", "x:[4,16]"});
+  ASSERT_TRUE(fixed["memory_plan"].contains("activation_bytes")) << fixed;
+  EXPECT_EQ(fixed["memory_plan"]["io_bytes"].get<int64_t>(), 2 * 4 * 16 * 4);
 }
 
 TEST_F(CliAnalyze, TableHasOneRowPerLayerAndATotalsLine) {

@@ -3,11 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <regex>
 
 #include "anvil/runtime/npy.h"
+#include "anvil/runtime/package.h"
 #include "cli/cli_fixture.h"
+#include "support/graph_memory_oracle.h"
 
 namespace anvil::testing {
 namespace {
@@ -227,6 +230,22 @@ TEST_F(CliCompileRun, ProfileListsKernelsWithFusedOpsAndSumsToTheRun) {
   ASSERT_NE(schedules, std::string::npos) << r.out;
   std::regex conv_schedule("\n  fused_nn_contrib_conv2d_NCHWc\\S* +x86\\.conv2d_nchwc\n");
   EXPECT_TRUE(std::regex_search(r.out.substr(schedules), conv_schedule)) << r.out;
+  // Last, what the storage plan holds, as the package's graph JSON says.
+  std::regex memory(
+      "\nmemory: activations ([0-9.]+) MiB planned, largest live set ([0-9.]+) MiB "
+      "\\(([0-9.]+)x\\), params ([0-9.]+) MiB, inputs and outputs ([0-9.]+) KiB\n");
+  ASSERT_TRUE(std::regex_search(r.out, m, memory)) << r.out;
+  GraphMemoryFigures figures =
+      graph_memory_figures(nlohmann::json::parse(load_module(package).graph_json));
+  EXPECT_EQ(figures.problem, "");
+  const double mib = 1024.0 * 1024.0;
+  EXPECT_NEAR(std::stod(m[1]), double(figures.arena_bytes) / mib, 0.05) << r.out;
+  EXPECT_NEAR(std::stod(m[2]), double(figures.largest_live_set) / mib, 0.05) << r.out;
+  double ratio = double(figures.arena_bytes) / double(figures.largest_live_set);
+  EXPECT_NEAR(std::stod(m[3]), ratio, 0.006) << r.out;
+  EXPECT_LE(ratio, 1.2);
+  // The input (1, 3, 224, 224) and the 1000 logits, float32.
+  EXPECT_EQ(m[5], "591.9") << r.out;
 }
 
 TEST_F(CliCompileRun, ThreadsFlagRunsOnOneThread) {

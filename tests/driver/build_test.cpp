@@ -1,12 +1,14 @@
 // build() on every built-in workload at every opt level: the graph executor's outputs must
 // match the reference executor's (rtol 1e-4, atol 1e-5). The deeper ResNets run at 64x64 to
-// keep the suite fast; every layer kind still appears.
+// keep the suite fast; every layer kind still appears. plan_graph_memory must give the same
+// storage plan, and the executor must allocate what it reports.
 #include "anvil/driver/build.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <random>
 
 #include "anvil/reference/reference.h"
@@ -64,6 +66,17 @@ TEST_P(BuildWorkload, MatchesReferenceExecutor) {
   executor.run();
   Tensor again = executor.get_output(0);
   EXPECT_EQ(std::memcmp(first.data(), again.data(), size_t(first.nbytes())), 0);
+
+  // Planning without kernels gives build()'s storage plan, and the executor allocates what
+  // the plan reports.
+  driver::GraphMemoryPlan plan = driver::plan_graph_memory(w.mod, w.params, options);
+  EXPECT_EQ(nlohmann::json::parse(plan.graph_json)["attrs"],
+            nlohmann::json::parse(built.graph_json())["attrs"]);
+  GraphMemoryUse use = executor.memory_use();
+  EXPECT_EQ(use.activation_bytes, plan.memory.activation_bytes);
+  EXPECT_EQ(use.largest_live_set, plan.memory.largest_live_set);
+  EXPECT_EQ(use.param_bytes, plan.memory.param_bytes);
+  EXPECT_EQ(use.io_bytes, plan.memory.io_bytes);
 }
 
 INSTANTIATE_TEST_SUITE_P(Workloads, BuildWorkload,

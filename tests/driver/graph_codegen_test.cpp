@@ -14,6 +14,7 @@
 #include "anvil/ir/infer_type.h"
 #include "anvil/testing/workloads.h"
 #include "anvil/transform/passes.h"
+#include "support/graph_memory_oracle.h"
 
 namespace anvil::driver {
 namespace {
@@ -83,7 +84,8 @@ TEST(GraphCodegen, TwoKernelGraphIsTvmJson) {
   ir::Expr body = kernel("fused_add", {e, filled({3}, 1.0)}, f32({2, 3}));
   GraphCodegenResult result = codegen_graph(ir::FunctionNode::make({x}, body));
   // Nodes in the order the body reads them: x, the exp kernel, the constant, the add kernel.
-  // Storage: x and p0 first (0, 1), then each kernel output; nothing can be reused.
+  // Storage: x and p0 first (0, 1), then each kernel output; nothing can be reused. The exp
+  // kernel's output, the one intermediate value, is the arena (24 bytes at offset 0).
   json expected = json::parse(R"({
     "nodes": [
       {"op": "null", "name": "x", "inputs": []},
@@ -102,7 +104,9 @@ TEST(GraphCodegen, TwoKernelGraphIsTvmJson) {
     "attrs": {
       "dltype": ["list_str", ["float32", "float32", "float32", "float32"]],
       "shape": ["list_shape", [[2, 3], [2, 3], [3], [2, 3]]],
-      "storage_id": ["list_int", [0, 2, 1, 3]]
+      "storage_id": ["list_int", [0, 2, 1, 3]],
+      "arena_offset": ["list_int", [-1, 0, -1, -1]],
+      "largest_live_set_bytes": ["size_t", 24]
     },
     "node_row_ptr": [0, 1, 2, 3, 4]
   })");
@@ -245,68 +249,85 @@ class FakeLowering : public ir::ExprMutator {
   int count_ = 0;
 };
 
-TEST(GraphCodegen, ResNet18PlanNeedsFarLessThanTheSumOfValues) {
+// The fused ResNet-18 at 224x224 as graph codegen sees it after lowering.
+ir::Function lowered_resnet18(ir::Function* fused_main = nullptr) {
   anvil::testing::Workload w = anvil::testing::resnet(18);
   ir::IRModule mod = transform::fuse_ops(transform::fold_constant(transform::simplify_inference(
                                              transform::bind_params(w.mod, w.params))),
                                          1);
   ir::Function main = mod.get_function("main");
-  ir::Function lowered = ir::FunctionNode::make(main->params, FakeLowering().mutate(main->body));
-  GraphCodegenResult result = codegen_graph(lowered);
+  if (fused_main) *fused_main = main;
+  return ir::FunctionNode::make(main->params, FakeLowering().mutate(main->body));
+}
+
+TEST(GraphCodegen, ResNet18PlanComesWithinTwentyPercentOfTheLargestLiveSet) {
+  GraphCodegenResult result = codegen_graph(lowered_resnet18());
   json graph = json::parse(result.graph_json);
   expect_plan_is_safe(graph);
 
-  // Bytes of the kernel outputs (not inputs or params), summed and as planned (per storage
-  // the largest value it holds, as the executor allocates).
+  // The figures read from the JSON alone: both plans safe, the reported numbers theirs.
+  anvil::testing::GraphMemoryFigures figures = anvil::testing::graph_memory_figures(graph);
+  EXPECT_EQ(figures.problem, "");
+  EXPECT_EQ(result.memory.activation_bytes, figures.arena_bytes);
+  EXPECT_EQ(result.memory.largest_live_set, figures.largest_live_set);
+  EXPECT_EQ(graph["attrs"]["largest_live_set_bytes"],
+            json::array({"size_t", figures.largest_live_set}));
+  EXPECT_EQ(result.memory.param_bytes + result.memory.io_bytes, figures.fixed_bytes);
+  EXPECT_EQ(result.memory.io_bytes, 4 * (3 * 224 * 224 + 1000));
+
+  // Bytes of the kernel outputs (not inputs or params), summed.
   const json& nodes = graph["nodes"];
   std::vector<int> row_ptr = graph["node_row_ptr"].get<std::vector<int>>();
-  std::vector<int> sid = storage_ids(graph);
   const json& shapes = graph["attrs"]["shape"][1];
-  int64_t sum = 0, largest = 0;
-  std::map<int, int64_t> storage;
+  int64_t sum = 0;
   for (size_t n = 0; n < nodes.size(); ++n) {
     if (nodes[n]["op"] == "null") continue;
     for (int e = row_ptr[n]; e < row_ptr[n + 1]; ++e) {
       int64_t bytes = 4;
       for (int64_t d : shapes[e].get<std::vector<int64_t>>()) bytes *= d;
       sum += bytes;
-      largest = std::max(largest, bytes);
-      storage[sid[e]] = std::max(storage[sid[e]], bytes);
     }
-  }
-  int64_t planned = 0;
-  for (const auto& [id, bytes] : storage) planned += bytes;
-
-  // The least any plan can do: the most bytes of kernel outputs alive at one time (a value
-  // lives from its node to its last reader; a node's inputs and outputs at once).
-  std::vector<int> last(row_ptr.back(), -1);
-  for (size_t n = 0; n < nodes.size(); ++n)
-    for (const json& input : nodes[n]["inputs"])
-      last[row_ptr[input[0].get<int>()] + input[1].get<int>()] = int(n);
-  for (const json& head : graph["heads"])
-    last[row_ptr[head[0].get<int>()] + head[1].get<int>()] = int(nodes.size());
-  int64_t peak = 0;
-  for (size_t t = 0; t < nodes.size(); ++t) {
-    int64_t live = 0;
-    for (size_t n = 0; n <= t; ++n) {
-      if (nodes[n]["op"] == "null") continue;
-      for (int e = row_ptr[n]; e < row_ptr[n + 1]; ++e)
-        if (last[e] >= int(t)) {
-          int64_t bytes = 4;
-          for (int64_t d : shapes[e].get<std::vector<int64_t>>()) bytes *= d;
-          live += bytes;
-        }
-    }
-    peak = std::max(peak, live);
   }
   std::printf(
-      "resnet18 activations: %lld bytes planned in %zu storages for %lld bytes of values "
-      "(%.1f%%); peak live %lld bytes, largest value %lld bytes\n",
-      (long long)planned, storage.size(), (long long)sum, 100.0 * double(planned) / double(sum),
-      (long long)peak, (long long)largest);
-  EXPECT_GE(planned, peak);
-  EXPECT_LE(planned * 2, peak * 3);  // within 1.5x of the best possible
-  EXPECT_LT(planned * 2, sum);
+      "resnet18 activations: %lld bytes in the arena, %lld in slots, for %lld bytes of values; "
+      "largest live set %lld bytes\n",
+      (long long)figures.arena_bytes, (long long)figures.slot_activation_bytes, (long long)sum,
+      (long long)figures.largest_live_set);
+  EXPECT_GE(figures.arena_bytes, figures.largest_live_set);
+  EXPECT_LE(figures.arena_bytes * 5, figures.largest_live_set * 6);  // within 1.2x
+  EXPECT_LE(figures.slot_activation_bytes * 2, figures.largest_live_set * 3);
+  EXPECT_LT(figures.slot_activation_bytes * 2, sum);
+}
+
+// Planning from the fused groups (what analyses use, no kernel lowered) gives the graph and
+// the plan that lowering's call_tir calls give.
+TEST(GraphCodegen, GroupsPlanAsTheirLoweredKernelsDo) {
+  ir::Function fused;
+  GraphCodegenResult lowered = codegen_graph(lowered_resnet18(&fused));
+  GraphCodegenResult groups = codegen_graph_of_groups(fused);
+  json a = json::parse(lowered.graph_json), b = json::parse(groups.graph_json);
+  EXPECT_EQ(a["attrs"], b["attrs"]);
+  EXPECT_EQ(a["node_row_ptr"], b["node_row_ptr"]);
+  EXPECT_EQ(a["heads"], b["heads"]);
+  ASSERT_EQ(a["nodes"].size(), b["nodes"].size());
+  for (size_t n = 0; n < a["nodes"].size(); ++n)
+    EXPECT_EQ(a["nodes"][n]["inputs"], b["nodes"][n]["inputs"]) << n;
+  EXPECT_EQ(lowered.memory.activation_bytes, groups.memory.activation_bytes);
+  EXPECT_EQ(lowered.memory.largest_live_set, groups.memory.largest_live_set);
+  EXPECT_EQ(lowered.memory.param_bytes, groups.memory.param_bytes);
+  EXPECT_EQ(lowered.params.size(), groups.params.size());
+  // The nodes are named after the groups, as lowering names their kernels.
+  int convolutions = 0;
+  for (const json& node : b["nodes"])
+    if (node["op"] == "tvm_op")
+      convolutions += node["attrs"]["func_name"].get<std::string>().find("fused_nn_conv2d") == 0;
+  int conv_calls = 0;  // FuseOps makes each convolution the first op of its group
+  ir::post_order_visit(fused->body, [&](const ir::Expr& e) {
+    const auto* call = ir::as<ir::CallNode>(e);
+    conv_calls += call && call->op() && call->op()->name == "nn.conv2d";
+  });
+  EXPECT_GT(conv_calls, 0);
+  EXPECT_EQ(convolutions, conv_calls);
 }
 
 }  // namespace

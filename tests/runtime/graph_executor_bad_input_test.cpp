@@ -153,6 +153,36 @@ TEST(GraphJsonBadInputTest, EachProblemHasItsMessage) {
       {graph_with("[[2, 3], [3], [2, 3], [2, 3], [3]]", "[[2, 3], [3], [2, 3], [2, 3], [4]]"),
        "graph JSON: node 4 ('echo_w'): '__copy' needs one input and one output of the same "
        "byte size"},
+      {graph_with("\"storage_id\": [\"list_int\", [0, 1, 2, 2, 3]]",
+                  "\"storage_id\": [\"list_int\", [0, 1, 2, 2, 3]], \"arena_offset\": "
+                  "[\"list_int\", [-1, -1, 32, -1, -1]]"),
+       "graph JSON: attrs entry 2 'arena_offset' is 32, but must be -1 or a multiple of 64"},
+      {graph_with("\"storage_id\": [\"list_int\", [0, 1, 2, 2, 3]]",
+                  "\"storage_id\": [\"list_int\", [0, 1, 2, 2, 3]], \"arena_offset\": "
+                  "[\"list_int\", [0, -1, -1, -1, -1]]"),
+       "graph JSON: attrs entry 0 'arena_offset': a graph input or output cannot live in the "
+       "arena"},
+      {graph_with("\"storage_id\": [\"list_int\", [0, 1, 2, 2, 3]]",
+                  "\"storage_id\": [\"list_int\", [0, 1, 2, 2, 3]], \"arena_offset\": "
+                  "[\"list_int\", [-1, -1, -1, 64, -1]]"),
+       "graph JSON: attrs entry 3 'arena_offset': a graph input or output cannot live in the "
+       "arena"},
+      {graph_with("\"storage_id\": [\"list_int\", [0, 1, 2, 2, 3]]",
+                  "\"storage_id\": [\"list_int\", [0, 1, 2, 2, 3]], \"arena_offset\": "
+                  "[\"list_int\", [-1, -1, 0, -1]]"),
+       "graph JSON: attrs 'arena_offset' has 4 elements, but the graph has 5 node entries"},
+      {graph_with("\"storage_id\": [\"list_int\", [0, 1, 2, 2, 3]]",
+                  "\"storage_id\": [\"list_int\", [0, 1, 2, 2, 3]], \"arena_offset\": "
+                  "[\"list_int\", [-1, -1, \"0\", -1, -1]]"),
+       "graph JSON: attrs entry 2 'arena_offset' must be an integer, got string"},
+      {graph_with("\"storage_id\": [\"list_int\", [0, 1, 2, 2, 3]]",
+                  "\"storage_id\": [\"list_int\", [0, 1, 2, 2, 3]], \"largest_live_set_bytes\": "
+                  "[\"size_t\", -5]"),
+       "graph JSON: attrs 'largest_live_set_bytes' is -5, but must be >= 0"},
+      {graph_with("\"storage_id\": [\"list_int\", [0, 1, 2, 2, 3]]",
+                  "\"storage_id\": [\"list_int\", [0, 1, 2, 2, 3]], \"largest_live_set_bytes\": "
+                  "[\"list_int\", [5]]"),
+       "graph JSON: attrs 'largest_live_set_bytes' must be [\"size_t\", N]"},
   };
   for (const Case& c : cases) {
     std::string message = error_of([&] { GraphExecutor(c.graph, fixture_kernels()); });

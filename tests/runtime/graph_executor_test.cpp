@@ -185,6 +185,47 @@ TEST(GraphExecutorTest, ChainWithStorageReuseMatchesPlainArithmetic) {
   EXPECT_EQ(values_of(executor.get_output(0)), chain_reference(x, y));
 }
 
+// The chain with anvil's arena: the four intermediate values (16 bytes each, two alive at a
+// time) at offsets 0, 64, 0 and 64 of one 80-byte arena instead of slots 2 and 3.
+std::string chain_graph_with_arena() {
+  std::string graph = kChainGraph;
+  std::string slots = "\"storage_id\": [\"list_int\", [0, 1, 2, 3, 2, 3, 2]],";
+  graph.replace(graph.find(slots), slots.size(),
+                slots + R"( "arena_offset": ["list_int", [-1, -1, 0, 64, 0, 64, -1]],
+    "largest_live_set_bytes": ["size_t", 32],)");
+  return graph;
+}
+
+TEST(GraphExecutorTest, ArenaOffsetsPlaceTheIntermediateValues) {
+  GraphExecutor executor(chain_graph_with_arena(), test_kernels());
+  std::vector<float> x = {1.5f, -2.0f, 0.25f, 3.0f}, y = {-4.0f, 1.0f, 0.5f, -1.0f};
+  executor.set_input("x", vector_of(x));
+  executor.set_input("y", vector_of(y));
+  executor.run();
+  EXPECT_EQ(values_of(executor.get_output(0)), chain_reference(x, y));
+  // The arena ends with the last value at 64; slot 2 keeps only the output, slot 3 nothing.
+  GraphMemoryUse use = executor.memory_use();
+  EXPECT_EQ(use.activation_bytes, 80);
+  EXPECT_EQ(use.largest_live_set, 32);
+  EXPECT_EQ(use.io_bytes, 48);
+  EXPECT_EQ(use.param_bytes, 0);
+  executor.load_params({{"y", vector_of(y)}});
+  use = executor.memory_use();
+  EXPECT_EQ(use.param_bytes, 16);
+  EXPECT_EQ(use.io_bytes, 32);
+}
+
+// Without the arena the slots say it all: slot 3 holds activations only, slot 2 the output as
+// well, so it counts with the inputs and outputs; a graph not written by anvil has no live set.
+TEST(GraphExecutorTest, MemoryUseFromTheSlots) {
+  GraphExecutor executor(kChainGraph, test_kernels());
+  GraphMemoryUse use = executor.memory_use();
+  EXPECT_EQ(use.activation_bytes, 16);
+  EXPECT_EQ(use.largest_live_set, -1);
+  EXPECT_EQ(use.io_bytes, 48);
+  EXPECT_EQ(use.param_bytes, 0);
+}
+
 TEST(GraphExecutorTest, RunAllocatesNothing) {
   GraphExecutor executor(kChainGraph, test_kernels());
   executor.set_input("x", vector_of({1, 2, 3, 4}));

@@ -1,11 +1,13 @@
 // anvil analyze: per-layer cost of a model (op, output shape, parameters, MACs, FLOPs and
-// activation bytes) and its totals, as a table or one JSON object; with --target, the time the
-// model's FLOPs take at this machine's measured FP32 peak.
+// activation bytes) and its totals, as a table or one JSON object; the graph executor's memory
+// as build() would plan it (the graph passes and the storage plan run, no kernel is compiled);
+// with --target, the time the model's FLOPs take at this machine's measured FP32 peak.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -13,10 +15,12 @@
 #include "anvil/analysis/cost.h"
 #include "anvil/analysis/peak.h"
 #include "anvil/codegen/target.h"
+#include "anvil/driver/build.h"
 #include "anvil/support/error.h"
 #include "anvil/testing/workloads.h"
 #include "commands.h"
 #include "model_loading.h"
+#include "run_report.h"
 
 namespace anvil::cli {
 namespace {
@@ -93,11 +97,26 @@ struct Floor {
   double floor_ms = 0;
 };
 
-void print_json(const analysis::ModelCost& cost, const Floor* floor) {
+// The graph executor's storage plan for the model, or why there is none (a model only the VM
+// runs, an op without a compute).
+struct MemoryReport {
+  std::optional<driver::GraphMemoryPlan> plan;
+  std::string error;
+};
+
+void print_json(const analysis::ModelCost& cost, const MemoryReport& memory, const Floor* floor) {
   const analysis::OpCost& t = cost.total;
   std::printf("{\n  \"total_params\": %lld,\n  \"total_macs\": %lld,\n  \"total_flops\": %lld,\n",
               (long long)t.params, (long long)t.macs, (long long)t.flops);
   std::printf("  \"total_activation_bytes\": %lld,\n", (long long)t.activation_bytes);
+  if (const auto& plan = memory.plan)
+    std::printf(
+        "  \"memory_plan\": {\"activation_bytes\": %lld, \"largest_live_set_bytes\": %lld, "
+        "\"param_bytes\": %lld, \"io_bytes\": %lld},\n",
+        (long long)plan->memory.activation_bytes, (long long)plan->memory.largest_live_set,
+        (long long)plan->memory.param_bytes, (long long)plan->memory.io_bytes);
+  else
+    std::printf("  \"memory_plan\": {\"error\": %s},\n", json_string(memory.error).c_str());
   if (floor != nullptr) {
     std::printf("  \"peak_gflops\": %.3f,\n  \"floor_ms\": %.6f,\n", floor->peak.gflops,
                 floor->floor_ms);
@@ -121,7 +140,7 @@ void print_json(const analysis::ModelCost& cost, const Floor* floor) {
   std::printf("%s]\n}\n", cost.layers.empty() ? "" : "\n  ");
 }
 
-void print_table(const analysis::ModelCost& cost, const Floor* floor) {
+void print_table(const analysis::ModelCost& cost, const MemoryReport& memory, const Floor* floor) {
   std::vector<std::vector<std::string>> rows;
   rows.push_back({"layer", "op", "output shape", "params", "MACs", "FLOPs", "activation bytes"});
   for (const analysis::LayerCost& l : cost.layers)
@@ -145,6 +164,10 @@ void print_table(const analysis::ModelCost& cost, const Floor* floor) {
   std::printf("total: %zu layers, %s params, %s MACs, %s FLOPs, %s of activations\n",
               cost.layers.size(), human(double(t.params)).c_str(), human(double(t.macs)).c_str(),
               human(double(t.flops)).c_str(), human_bytes(double(t.activation_bytes)).c_str());
+  if (const auto& plan = memory.plan)
+    print_memory(plan->memory);
+  else
+    std::printf("memory: no graph executor plan (%s)\n", memory.error.c_str());
   if (floor != nullptr)
     std::printf("peak %.1f GFLOP/s (%s, %d threads), floor %.3f ms at peak\n", floor->peak.gflops,
                 floor->peak.isa.c_str(), floor->peak.threads, floor->floor_ms);
@@ -156,19 +179,31 @@ void run_analyze(const AnalyzeOptions& options) {
   // The target is checked before the model is read, so a bad flag fails fast.
   int vector_bits = options.target.empty() ? 0 : target_vector_bits(options.target);
 
-  analysis::ModelCost cost;
+  ir::IRModule mod;
+  std::vector<std::pair<std::string, Tensor>> params;
   if (!options.model.empty()) {
     ShapeDict shapes =
         options.input_shapes.empty() ? ShapeDict{} : parse_input_shapes(options.input_shapes);
     frontend::ImportedModel model = load_onnx_model(options.model, shapes);
-    std::vector<std::string> weights;
-    for (const auto& [name, tensor] : model.params) weights.push_back(name);
-    cost = analysis::model_cost(model.mod, weights);
+    mod = model.mod;
+    params = std::move(model.params);
   } else {
     testing::Workload workload = testing::workload_by_name(options.workload, options.batch);
-    std::vector<std::string> weights;
-    for (const auto& [name, tensor] : workload.params) weights.push_back(name);
-    cost = analysis::model_cost(workload.mod, weights);
+    mod = workload.mod;
+    params = std::move(workload.params);
+  }
+  std::vector<std::string> weights;
+  for (const auto& [name, tensor] : params) weights.push_back(name);
+  analysis::ModelCost cost = analysis::model_cost(mod, weights);
+
+  // Planned as `anvil compile` would build it by default (opt level 3), for the target given.
+  MemoryReport memory;
+  try {
+    driver::BuildOptions build_options;
+    if (!options.target.empty()) build_options.target = options.target;
+    memory.plan = driver::plan_graph_memory(mod, params, build_options);
+  } catch (const Error& e) {
+    memory.error = e.what();
   }
 
   Floor floor;
@@ -180,9 +215,9 @@ void run_analyze(const AnalyzeOptions& options) {
   }
   const Floor* floor_or_null = options.target.empty() ? nullptr : &floor;
   if (options.format == "json")
-    print_json(cost, floor_or_null);
+    print_json(cost, memory, floor_or_null);
   else
-    print_table(cost, floor_or_null);
+    print_table(cost, memory, floor_or_null);
 }
 
 }  // namespace
@@ -190,7 +225,8 @@ void run_analyze(const AnalyzeOptions& options) {
 void add_analyze_command(CLI::App& app) {
   auto options = std::make_shared<AnalyzeOptions>();
   auto* cmd = app.add_subcommand(
-      "analyze", "Per-layer parameters, MACs, FLOPs and activation bytes of a model");
+      "analyze",
+      "Per-layer parameters, MACs, FLOPs and activation bytes of a model, and its planned memory");
   std::string names;
   for (const std::string& n : testing::workload_names()) names += (names.empty() ? "" : ", ") + n;
   cmd->add_option("model", options->model, "an .onnx model file")->check(existing_path());

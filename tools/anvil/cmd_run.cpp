@@ -158,6 +158,14 @@ void print_executor_profile(const RunOptions& options, Executor& executor) {
   print_profile(rows, run_ms);
 }
 
+// The graph executor's profile ends with what its storage plan holds (the VM allocates as it
+// runs, so it has no such plan to report).
+void print_executor_profile(const RunOptions& options, GraphExecutor& executor) {
+  if (!options.profile) return;
+  print_executor_profile<GraphExecutor>(options, executor);
+  print_memory(executor.memory_use());
+}
+
 void run_package(const RunOptions& options) {
   Package package = load_module(options.model);
   NamedTensors given;

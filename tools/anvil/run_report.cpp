@@ -82,4 +82,34 @@ void print_profile(const std::vector<KernelProfile>& rows, double run_ms) {
                 row.schedule.empty() ? "-" : row.schedule.c_str());
 }
 
+std::string binary_bytes(int64_t bytes) {
+  if (bytes < 1024) return std::to_string(bytes) + " B";
+  const char* units[] = {"KiB", "MiB", "GiB", "TiB"};
+  double value = double(bytes) / 1024;
+  int unit = 0;
+  while (value >= 1024 && unit < 3) {
+    value /= 1024;
+    ++unit;
+  }
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.1f %s", value, units[unit]);
+  return buffer;
+}
+
+void print_memory(const GraphMemoryUse& use) {
+  std::string line = "memory: activations " + binary_bytes(use.activation_bytes) + " planned";
+  if (use.largest_live_set >= 0) {
+    line += ", largest live set " + binary_bytes(use.largest_live_set);
+    if (use.largest_live_set > 0) {
+      char ratio[32];
+      std::snprintf(ratio, sizeof ratio, " (%.2fx)",
+                    double(use.activation_bytes) / double(use.largest_live_set));
+      line += ratio;
+    }
+  }
+  line += ", params " + binary_bytes(use.param_bytes) + ", inputs and outputs " +
+          binary_bytes(use.io_bytes);
+  std::printf("%s\n", line.c_str());
+}
+
 }  // namespace anvil::cli

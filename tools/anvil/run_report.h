@@ -2,6 +2,8 @@
 // per-kernel profile table.
 #pragma once
 
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #include "anvil/runtime/graph_executor.h"
@@ -18,5 +20,13 @@ void print_top(const Tensor& output, int n);
 // One row per kernel (name, fused ops, mean ms, share, GFLOP/s), slowest first, then the sum
 // of the kernel times against the measured whole-run time.
 void print_profile(const std::vector<KernelProfile>& rows, double run_ms);
+
+// "1.5 KiB", "12.3 MiB": bytes in binary units, one decimal (whole bytes below 1 KiB).
+std::string binary_bytes(int64_t bytes);
+
+// One line: "memory: activations 12.3 MiB planned, largest live set 11.0 MiB (1.12x), params
+// 44.6 MiB, inputs and outputs 0.6 MiB"; the live set is left out when the graph does not
+// record it, the ratio when the live set is empty.
+void print_memory(const GraphMemoryUse& use);
 
 }  // namespace anvil::cli

@@ -79,6 +79,24 @@ std::string pick_executor(const ir::IRModule& mod,
 // The names of the graph passes of the pipeline, in order (what --disabled-pass accepts).
 std::vector<std::string> pass_names();
 
+// The graph executor's storage for a module as build() plans it (docs/fusion-and-memory.md).
+struct GraphMemoryPlan {
+  // What the graph executor will allocate: the activations' arena against the largest live
+  // set (the most bytes of intermediate values alive at one node, the least any plan could
+  // spend on them), the params left after constant folding, the inputs and outputs.
+  GraphMemoryUse memory;
+  // The graph JSON build() would write, storage plan included; kernel nodes are named after
+  // their fused groups, since no kernel is lowered.
+  std::string graph_json;
+};
+
+// build()'s graph passes and storage plan without lowering or compiling a kernel: cheap
+// enough for analyses. Throws Error where build() would refuse the module (dynamic shapes,
+// ops that compute output dims at run time, ops without a compute).
+GraphMemoryPlan plan_graph_memory(const ir::IRModule& mod,
+                                  const std::vector<std::pair<std::string, Tensor>>& params,
+                                  const BuildOptions& options = {});
+
 // Builds @main of mod with params bound as constants. Throws Error for unsupported ops (all
 // listed at once), dynamic shapes, or a bad target.
 BuiltModule build(const ir::IRModule& mod,

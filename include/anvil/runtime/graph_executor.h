@@ -43,6 +43,18 @@ struct InputInfo {
   DataType dtype;
 };
 
+// The bytes a graph's storage plan holds, by kind of value (docs/fusion-and-memory.md).
+struct GraphMemoryUse {
+  // The intermediate values (activations): the arena, and any slot holding only them.
+  int64_t activation_bytes = 0;
+  // The most bytes of activations alive at once, as the graph's "largest_live_set_bytes" attr
+  // records it: the least any storage plan for the graph could spend on them. -1 when the graph
+  // does not say (graphs not written by anvil).
+  int64_t largest_live_set = -1;
+  int64_t param_bytes = 0;  // slots of the params
+  int64_t io_bytes = 0;     // slots of the other inputs and of the outputs
+};
+
 // Times run: one warm-up call, then `repeat` timings of `number` calls each, summarized (what
 // the executors' benchmark() report).
 BenchmarkResult benchmark_function(const std::function<void()>& run, int repeat, int number);
@@ -87,6 +99,10 @@ class GraphExecutor {
   // receives the mean time of a whole run(), measured in turns with the kernel timings so that
   // both see the same machine load.
   std::vector<KernelProfile> profile(int repeat = 10, double* run_mean_ms = nullptr);
+  // The bytes of the storage plan by kind of value. A slot counts for a param when it holds an
+  // input loaded by load_params, for inputs and outputs when it holds another input or an
+  // output, and for activations otherwise.
+  GraphMemoryUse memory_use() const;
 
   class Impl;
 
