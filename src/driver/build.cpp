@@ -121,6 +121,14 @@ void BuiltModule::export_library(const std::string& path, const std::string& com
   }
 }
 
+FusedGraph fuse_graph(const ir::IRModule& mod,
+                      const std::vector<std::pair<std::string, Tensor>>& params,
+                      const BuildOptions& options) {
+  BuildStart begun = start_build(mod, params, options);
+  return FusedGraph{optimize(begun.bound, options.pass_context, begun.vector_bits / 32),
+                    begun.lower_options};
+}
+
 GraphMemoryPlan plan_graph_memory(const ir::IRModule& mod,
                                   const std::vector<std::pair<std::string, Tensor>>& params,
                                   const BuildOptions& options) {

@@ -188,33 +188,78 @@ size_t count_outputs(const ir::Function& fn) {
 
 }  // namespace
 
-tir::PrimFunc schedule_group(const tir::PrimFunc& func, const ir::Function& fn,
-                             const LowerGroupOptions& options) {
-  Schedule sch(func);
-  auto outputs = output_buffers(func, count_outputs(fn));
+namespace {
 
+// A group ready for its anchor's schedule: the producers inlined, the anchor block found.
+struct PreparedGroup {
+  Schedule sch;
+  std::vector<BlockRV> remaining;  // the blocks left at the root, in order
+  int anchor_index = 0;            // the anchor block: the last reduction, else the first
+};
+
+PreparedGroup prepare_group(const tir::PrimFunc& func, const ir::Function& fn) {
+  PreparedGroup group{Schedule(func), {}, 0};
+  Schedule& sch = group.sch;
+  auto outputs = output_buffers(func, count_outputs(fn));
   // Inline every producer that is neither an output nor a reduction.
   for (const BlockRV& block : sch.get_child_blocks(sch.get_block("root"))) {
     const tir::Block node = sch.get(block);
     if (writes_any(*node, outputs) || has_reduce_vars(*node)) continue;
     try_step(sch, [&](Schedule& s) { s.compute_inline(block); });
   }
+  group.remaining = sch.get_child_blocks(sch.get_block("root"));
+  for (size_t i = 0; i < group.remaining.size(); ++i)
+    if (has_reduce_vars(*sch.get(group.remaining[i]))) group.anchor_index = int(i);
+  return group;
+}
 
-  std::vector<BlockRV> remaining = sch.get_child_blocks(sch.get_block("root"));
-  // The anchor block: the last reduction, else the first block.
-  int anchor_index = 0;
-  for (size_t i = 0; i < remaining.size(); ++i)
-    if (has_reduce_vars(*sch.get(remaining[i]))) anchor_index = int(i);
+topi::ScheduleArgs strategy_args(const PreparedGroup& group, const ir::CallNode& anchor,
+                                 const LowerGroupOptions& options) {
+  topi::ScheduleArgs args{anchor,
+                          group.remaining[size_t(group.anchor_index)].name,
+                          {},
+                          options.vector_bits,
+                          options.target_kind};
+  for (size_t i = size_t(group.anchor_index) + 1; i < group.remaining.size(); ++i)
+    args.epilogue_blocks.push_back(group.remaining[i].name);
+  return args;
+}
+
+}  // namespace
+
+GroupKnobSpace group_knob_space(const ir::Function& fn, const LowerGroupOptions& options) {
+  GroupKnobSpace result;
+  const ir::CallNode* anchor = find_anchor(fn);
+  const topi::ScheduleStrategy* strategy =
+      anchor ? topi::find_schedule(anchor->op()->name) : nullptr;
+  if (!strategy || !strategy->space) return result;
+  LowerGroupOptions naive = options;
+  naive.schedule = false;
+  PreparedGroup group = prepare_group(lower_primitive(fn, "kernel", naive), fn);
+  try {
+    for (topi::KnobSpace& knob : strategy->space(group.sch, strategy_args(group, *anchor, options)))
+      result.knobs.emplace_back(std::move(knob.name), std::move(knob.values));
+    result.strategy = strategy->name;
+  } catch (const Error& e) {
+    result.knobs.clear();
+    result.declined = strategy->name + ": " + e.what();
+  }
+  return result;
+}
+
+tir::PrimFunc schedule_group(const tir::PrimFunc& func, const ir::Function& fn,
+                             const LowerGroupOptions& options) {
+  PreparedGroup group = prepare_group(func, fn);
+  Schedule& sch = group.sch;
+  const std::vector<BlockRV>& remaining = group.remaining;
 
   // The anchor's strategy, when it has one and accepts the group; the generic schedule
   // otherwise. Either way the kernel records which one ran, and why a strategy declined.
   ir::DictAttrs attrs;
   if (const ir::CallNode* anchor = find_anchor(fn)) {
     if (const topi::ScheduleStrategy* strategy = topi::find_schedule(anchor->op()->name)) {
-      topi::ScheduleArgs args{
-          *anchor, remaining[anchor_index].name, {}, options.vector_bits, options.target_kind};
-      for (size_t i = anchor_index + 1; i < remaining.size(); ++i)
-        args.epilogue_blocks.push_back(remaining[i].name);
+      topi::ScheduleArgs args = strategy_args(group, *anchor, options);
+      args.config = options.config_for ? options.config_for(fn) : nullptr;
       Schedule attempt = sch;
       try {
         strategy->schedule(attempt, args);

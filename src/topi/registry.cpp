@@ -151,9 +151,12 @@ const ShapeCompute* find_shape_compute(std::string_view op_name) {
   return find_entry<ShapeCompute>(op_name, kShapeComputeKey);
 }
 
-void register_schedule(std::string_view op_name, std::string strategy_name, ScheduleFn schedule) {
+void register_schedule(
+    std::string_view op_name, std::string strategy_name, ScheduleFn schedule,
+    std::function<std::vector<KnobSpace>(const tir::Schedule&, const ScheduleArgs&)> space) {
   ir::OpTable::global().get_mutable(op_name).set_extra(
-      kScheduleKey, ScheduleStrategy{std::move(strategy_name), std::move(schedule)});
+      kScheduleKey,
+      ScheduleStrategy{std::move(strategy_name), std::move(schedule), std::move(space)});
 }
 
 const ScheduleStrategy* find_schedule(std::string_view op_name) {

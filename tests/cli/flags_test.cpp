@@ -151,9 +151,18 @@ TEST_F(CliBadInput, BadTuningRecordNamesItsLine) {
           {"records.jsonl", "line 2", "target"}});
 }
 
-TEST_F(CliBadInput, TuneIsNotAvailableYet) {
-  expect({{"tune", path("add_relu.onnx")}, 2, {"not available yet"}});
-  expect({{"tune"}, 2, {"not available yet"}});
+TEST_F(CliBadInput, TuneSearchIsNotAvailableYet) {
+  expect({{"tune", path("add_relu.onnx")}, 2, {"not available yet", "--list-tasks"}});
+  expect({{"tune"}, 2, {"give either a model file or --workload"}});
+}
+
+// The tasks of a small MLP: its dense layers carry the packed dense schedule's knobs.
+TEST_F(CliBadInput, TuneListsTasks) {
+  CommandResult r = run_anvil({"tune", "--workload", "mlp", "--list-tasks"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("x86.dense_pack"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("tile_rows {"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fused_nn_contrib_dense_pack"), std::string::npos) << r.out;
 }
 
 TEST_F(CliBadInput, CorruptModelIsAnErrorNamingIt) {

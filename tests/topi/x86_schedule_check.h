@@ -27,7 +27,8 @@ namespace anvil::x86_test {
 // `inputs` receives random inputs and `expected` the reference outputs.
 inline tir::PrimFunc schedule_group_with(const std::string& function_text,
                                          const std::string& anchor_op, std::vector<Tensor>& inputs,
-                                         std::vector<Tensor>& expected, int vector_bits = 512) {
+                                         std::vector<Tensor>& expected, int vector_bits = 512,
+                                         const lower::KnobConfig* config = nullptr) {
   ir::Function fn = topi_test::primitive_function(function_text);
   ir::IRModule mod;
   mod.add("main", fn);
@@ -42,6 +43,7 @@ inline tir::PrimFunc schedule_group_with(const std::string& function_text,
   if (!strategy) throw Error("no x86 schedule for " + anchor_op);
   lower::LowerGroupOptions options;
   options.vector_bits = vector_bits;
+  if (config) options.config_for = [config](const ir::Function&) { return config; };
   tir::PrimFunc scheduled = lower::lower_primitive(fn, "kernel", options);
   auto attr = [&](const char* key) {
     const ir::AttrValue* value = scheduled->func_attrs.find(key);
@@ -57,11 +59,13 @@ inline tir::PrimFunc schedule_group_with(const std::string& function_text,
 // Schedules the group with the x86 schedule of anchor_op, compiles it and compares it with
 // the reference interpreter.
 inline void check_x86_schedule(const std::string& function_text, const std::string& anchor_op,
-                               int vector_bits = 512, double rtol = 1e-4, double atol = 1e-4) {
+                               int vector_bits = 512, double rtol = 1e-4, double atol = 1e-4,
+                               const lower::KnobConfig* config = nullptr) {
   std::vector<Tensor> inputs, expected;
   tir::PrimFunc scheduled;
   try {
-    scheduled = schedule_group_with(function_text, anchor_op, inputs, expected, vector_bits);
+    scheduled =
+        schedule_group_with(function_text, anchor_op, inputs, expected, vector_bits, config);
   } catch (const std::exception& e) {
     FAIL() << "scheduling: " << e.what();
   }

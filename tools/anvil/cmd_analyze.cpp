@@ -179,19 +179,8 @@ void run_analyze(const AnalyzeOptions& options) {
   // The target is checked before the model is read, so a bad flag fails fast.
   int vector_bits = options.target.empty() ? 0 : target_vector_bits(options.target);
 
-  ir::IRModule mod;
-  std::vector<std::pair<std::string, Tensor>> params;
-  if (!options.model.empty()) {
-    ShapeDict shapes =
-        options.input_shapes.empty() ? ShapeDict{} : parse_input_shapes(options.input_shapes);
-    frontend::ImportedModel model = load_onnx_model(options.model, shapes);
-    mod = model.mod;
-    params = std::move(model.params);
-  } else {
-    testing::Workload workload = testing::workload_by_name(options.workload, options.batch);
-    mod = workload.mod;
-    params = std::move(workload.params);
-  }
+  auto [mod, params] =
+      load_model_or_workload(options.model, options.input_shapes, options.workload, options.batch);
   std::vector<std::string> weights;
   for (const auto& [name, tensor] : params) weights.push_back(name);
   analysis::ModelCost cost = analysis::model_cost(mod, weights);

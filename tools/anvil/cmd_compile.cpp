@@ -12,7 +12,6 @@
 #include "anvil/driver/vm_build.h"
 #include "anvil/ir/printer.h"
 #include "anvil/support/error.h"
-#include "anvil/testing/workloads.h"
 #include "commands.h"
 #include "model_loading.h"
 #include "progress.h"
@@ -96,19 +95,8 @@ void compile_model(const CompileOptions& options) {
   std::vector<driver::TuningRecord> records;
   if (!options.tuning_records.empty())
     records = driver::read_tuning_records(options.tuning_records);
-  ir::IRModule mod;
-  std::vector<std::pair<std::string, Tensor>> params;
-  if (!options.workload.empty()) {
-    testing::Workload w = testing::workload_by_name(options.workload);
-    mod = w.mod;
-    params = w.params;
-  } else {
-    ShapeDict shapes =
-        options.input_shapes.empty() ? ShapeDict{} : parse_input_shapes(options.input_shapes);
-    frontend::ImportedModel model = load_onnx_model(options.model, shapes);
-    mod = model.mod;
-    params = model.params;
-  }
+  auto [mod, params] =
+      load_model_or_workload(options.model, options.input_shapes, options.workload);
   driver::BuildOptions build_options;
   build_options.target = options.target;
   transform::PassContext& ctx = build_options.pass_context;

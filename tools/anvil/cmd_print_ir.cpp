@@ -30,19 +30,8 @@ void run_print_ir(const PrintIrOptions& options) {
   check_target(options.target);
   if (options.target == "c" && (options.stage == "ll" || options.stage == "asm"))
     throw CLI::ValidationError("--stage", "'" + options.stage + "' needs an llvm target");
-  ir::IRModule mod;
-  std::vector<std::pair<std::string, Tensor>> params;
-  if (!options.model.empty()) {
-    ShapeDict shapes =
-        options.input_shapes.empty() ? ShapeDict{} : parse_input_shapes(options.input_shapes);
-    frontend::ImportedModel model = load_onnx_model(options.model, shapes);
-    mod = model.mod;
-    params = model.params;
-  } else {
-    testing::Workload w = testing::workload_by_name(options.workload, options.batch);
-    mod = w.mod;
-    params = w.params;
-  }
+  auto [mod, params] =
+      load_model_or_workload(options.model, options.input_shapes, options.workload, options.batch);
   if (options.stage != "imported") {
     driver::BuildOptions build_options;
     build_options.target = options.target;

@@ -7,6 +7,7 @@
 
 #include "anvil/codegen/target.h"
 #include "anvil/support/error.h"
+#include "anvil/testing/workloads.h"
 
 namespace anvil::cli {
 namespace {
@@ -155,6 +156,17 @@ std::vector<std::pair<std::string, Tensor>> fill_inputs(const frontend::Imported
     result.emplace_back(model.input_names[i], fill_tensor(*shape, type.dtype, mode, rng));
   }
   return result;
+}
+
+ModelAndParams load_model_or_workload(const std::string& model, const std::string& input_shapes,
+                                      const std::string& workload, int64_t batch) {
+  if (model.empty()) {
+    testing::Workload w = testing::workload_by_name(workload, batch);
+    return ModelAndParams{w.mod, std::move(w.params)};
+  }
+  ShapeDict shapes = input_shapes.empty() ? ShapeDict{} : parse_input_shapes(input_shapes);
+  frontend::ImportedModel imported = load_onnx_model(model, shapes);
+  return ModelAndParams{imported.mod, std::move(imported.params)};
 }
 
 }  // namespace anvil::cli

@@ -27,6 +27,16 @@ void check_target(const std::string& target);
 // Imports an ONNX model file with the given fixed input shapes.
 frontend::ImportedModel load_onnx_model(const std::string& path, const ShapeDict& shapes);
 
+// The graph and params of a subcommand's model: the ONNX file `model` (with --input-shapes
+// `input_shapes`, which may be empty) or, when `model` is empty, the built-in `workload` at
+// `batch`.
+struct ModelAndParams {
+  ir::IRModule mod;
+  std::vector<std::pair<std::string, Tensor>> params;
+};
+ModelAndParams load_model_or_workload(const std::string& model, const std::string& input_shapes,
+                                      const std::string& workload, int64_t batch = 1);
+
 // Checks named input tensors against @main's parameters (names, dtypes,
 // ranks, static dims) and returns them in parameter order; unknown or
 // missing names are errors naming the input.

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "anvil/ir/ir.h"
+#include "anvil/lower/lower.h"
 #include "anvil/runtime/graph_executor.h"
 #include "anvil/runtime/module.h"
 #include "anvil/runtime/package.h"
@@ -37,7 +38,20 @@ struct BuildOptions {
   // Threads compiling kernels to machine code; 0: ANVIL_COMPILE_THREADS, else all hardware
   // threads. The result does not depend on it.
   int compile_threads = 0;
+  // The knob values each fused group is scheduled with (tuning records), or null for the
+  // heuristic's (lower::LowerGroupOptions::config_for).
+  std::function<const lower::KnobConfig*(const ir::Function& group)> config_for;
 };
+
+// The graph as build() lowers it: after the graph passes of the opt level, its groups fused
+// (primitive functions called from @main); and the options each group is lowered with.
+struct FusedGraph {
+  ir::IRModule fused;
+  lower::LowerGroupOptions lower_options;
+};
+FusedGraph fuse_graph(const ir::IRModule& mod,
+                      const std::vector<std::pair<std::string, Tensor>>& params,
+                      const BuildOptions& options = {});
 
 // What build() returns (TVM's executor factory): the graph, the compiled kernels, the params
 // left after constant folding, and the lowered PrimFuncs kept for export.

@@ -3,18 +3,40 @@
 // scheduled by the anchor op's hand-written schedule or the generic default.
 #pragma once
 
+#include <cstdint>
+#include <functional>
+#include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "anvil/ir/ir.h"
 #include "anvil/tir/tir.h"
 
 namespace anvil::lower {
 
+// Knob values of a hand-written schedule by knob name (topi::ScheduleConfig).
+using KnobConfig = std::map<std::string, int64_t>;
+
 struct LowerGroupOptions {
   int vector_bits = 512;             // SIMD width of the target
   std::string target_kind = "llvm";  // "llvm" or "c"
   bool schedule = true;              // false: leave the naive loop nests (for debugging)
+  // The knob values to schedule a group with (a tuner's choice or a tuning record's), or null
+  // for the heuristic's. A config the anchor's strategy refuses makes it decline, which the
+  // kernel records (topi::kScheduleDeclinedAttr).
+  std::function<const KnobConfig*(const ir::Function& group)> config_for;
 };
+
+// What a tuner may choose for the group fn: the anchor op's schedule strategy and its knobs
+// with their values (every combination valid). An empty strategy: the group takes the
+// generic schedule (no knobs), `declined` then says why when a strategy declined.
+struct GroupKnobSpace {
+  std::string strategy;
+  std::vector<std::pair<std::string, std::vector<int64_t>>> knobs;
+  std::string declined;
+};
+GroupKnobSpace group_knob_space(const ir::Function& fn, const LowerGroupOptions& options = {});
 
 // The attr of a lowered kernel that lists, comma-separated and in order, the size variables it
 // takes as int64 scalar arguments after its tensors (those no tensor has as a bare dim).

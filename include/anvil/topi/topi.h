@@ -99,12 +99,26 @@ std::vector<std::string> ops_without_compute();
 // output (the op whose schedule this is); `epilogue_blocks` are the blocks after it that
 // consume it elementwise, in program order (the last one writes the group's output; empty
 // when the anchor itself writes it).
+// A schedule's knob as a tuner sees it for one group: its name and the values it may take.
+// Every combination of the values of a strategy's knobs is a valid schedule (it compiles and
+// computes the same); the heuristic's default is one of them.
+struct KnobSpace {
+  std::string name;
+  std::vector<int64_t> values;
+};
+
+// Knob values by name: one point of a strategy's search space.
+using ScheduleConfig = std::map<std::string, int64_t>;
+
 struct ScheduleArgs {
   const ir::CallNode& anchor;
   std::string anchor_block;
   std::vector<std::string> epilogue_blocks;
   int vector_bits = 512;    // the target's SIMD width in bits (128, 256, 512)
   std::string target_kind;  // "llvm" or "c"
+  // Knob values chosen by a tuner for this group (null: the heuristic's); a knob it does not
+  // name keeps the heuristic's value, a name or value outside the space is an Error.
+  const ScheduleConfig* config = nullptr;
 };
 
 // Rewrites the fused group's schedule around its anchor (tiling, vectorizing, parallel
@@ -118,6 +132,10 @@ using ScheduleFn = std::function<void(tir::Schedule&, const ScheduleArgs&)>;
 struct ScheduleStrategy {
   std::string name;
   ScheduleFn schedule;
+  // The knobs of the schedule and their values for the group (the function in the state the
+  // schedule receives it); null for a schedule without knobs. Throws Error where the schedule
+  // would decline.
+  std::function<std::vector<KnobSpace>(const tir::Schedule&, const ScheduleArgs&)> space;
 };
 
 // The PrimFunc attrs in which scheduling records, per kernel, the strategy that scheduled it
@@ -127,7 +145,10 @@ inline constexpr const char* kScheduleAttr = "schedule";
 inline constexpr const char* kScheduleDeclinedAttr = "schedule_declined";
 
 // Attaches a hand-written schedule to an op for the llvm/c targets on x86.
-void register_schedule(std::string_view op_name, std::string strategy_name, ScheduleFn schedule);
+void register_schedule(
+    std::string_view op_name, std::string strategy_name, ScheduleFn schedule,
+    std::function<std::vector<KnobSpace>(const tir::Schedule&, const ScheduleArgs&)> space =
+        nullptr);
 
 // The hand-written schedule strategy of an op, or nullptr.
 const ScheduleStrategy* find_schedule(std::string_view op_name);

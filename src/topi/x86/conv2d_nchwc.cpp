@@ -5,6 +5,7 @@
 // input value, broadcast, feeds 2.
 #include "topi/x86/conv2d_nchwc.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include "anvil/ir/attrs/nn.h"
@@ -239,10 +240,40 @@ Conv2dNCHWcShape conv2d_nchwc_shape(const tir::Schedule& sch, const ScheduleArgs
   return shape;
 }
 
+std::vector<KnobSpace> conv2d_nchwc_space(const Conv2dNCHWcShape& shape, int vector_bits) {
+  const Conv2dNCHWcKnobs defaults = default_conv2d_nchwc_knobs(shape, vector_bits);
+  const bool grouped = shape.groups > 1 && shape.in_per_group > 1;
+  const int64_t blocks =
+      grouped ? std::max<int64_t>(1, shape.oc_chunks / shape.groups) : shape.oc_chunks;
+  std::vector<int64_t> widths;
+  for (int64_t w : {1, 2, 4, 7, 8, 14, 16, 28})
+    if (w <= shape.out_width) widths.push_back(w);
+  if (std::find(widths.begin(), widths.end(), defaults.ow_block) == widths.end()) {
+    widths.push_back(defaults.ow_block);
+    std::sort(widths.begin(), widths.end());
+  }
+  return {{"oc_tile", divisors_up_to(blocks, 6)},
+          {"ow_block", widths},
+          {"ic_unroll", divisors_up_to(std::max<int64_t>(1, shape.ic_bn), 16)}};
+}
+
+Conv2dNCHWcKnobs conv2d_nchwc_knobs(const Conv2dNCHWcShape& shape, const ScheduleArgs& args) {
+  Conv2dNCHWcKnobs knobs = default_conv2d_nchwc_knobs(shape, args.vector_bits);
+  apply_config(args, [&] { return conv2d_nchwc_space(shape, args.vector_bits); },
+               "x86.conv2d_nchwc",
+               {{"oc_tile", &knobs.oc_tile},
+                {"ow_block", &knobs.ow_block},
+                {"ic_unroll", &knobs.ic_unroll}});
+  return knobs;
+}
+
 void schedule_conv2d_nchwc(tir::Schedule& sch, const ScheduleArgs& args) {
   const Conv2dNCHWcShape shape = conv2d_nchwc_shape(sch, args);
-  const Conv2dNCHWcKnobs knobs = default_conv2d_nchwc_knobs(shape, args.vector_bits);
-  tile_conv(sch, args, knobs);
+  tile_conv(sch, args, conv2d_nchwc_knobs(shape, args));
+}
+
+std::vector<KnobSpace> conv2d_nchwc_knob_space(const tir::Schedule& sch, const ScheduleArgs& args) {
+  return conv2d_nchwc_space(conv2d_nchwc_shape(sch, args), args.vector_bits);
 }
 
 }  // namespace anvil::topi::x86

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "anvil/tir/schedule.h"
 #include "anvil/topi/topi.h"
@@ -31,6 +32,15 @@ struct Conv2dNCHWcKnobs {
 // The heuristic default for `shape` on vectors of `vector_bits`; throws Error when the output
 // block does not fit one vector (the schedule then declines).
 Conv2dNCHWcKnobs default_conv2d_nchwc_knobs(const Conv2dNCHWcShape& shape, int vector_bits);
+
+// The knobs' values a tuner may try for `shape` (each combination is a valid schedule; the
+// heuristic's picks among them): oc_tile the divisors of the blocks (of a group, for grouped
+// convolutions) up to 6, ow_block 1, 2, 4, 7, 8, 14, 16, 28 up to the width (and the default),
+// ic_unroll the divisors of the input block. Throws Error where the schedule declines.
+std::vector<KnobSpace> conv2d_nchwc_space(const Conv2dNCHWcShape& shape, int vector_bits);
+
+// The knobs for the group being scheduled: the heuristic's, overridden by args.config.
+Conv2dNCHWcKnobs conv2d_nchwc_knobs(const Conv2dNCHWcShape& shape, const ScheduleArgs& args);
 
 // The shape of the anchor block of args; throws Error when it is not a blocked convolution.
 Conv2dNCHWcShape conv2d_nchwc_shape(const tir::Schedule& sch, const ScheduleArgs& args);

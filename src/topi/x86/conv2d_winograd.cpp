@@ -282,8 +282,18 @@ void register_conv2d_winograd_compute() {
   register_compute("nn.contrib_conv2d_winograd_NCHWc", conv2d_winograd_compute);
 }
 
-void schedule_conv2d_winograd(tir::Schedule& sch, const ScheduleArgs& args) {
-  const int64_t lanes = args.vector_bits / 32;
+std::vector<KnobSpace> winograd_space(const WinogradShape& shape, int vector_bits) {
+  default_winograd_knobs(shape, vector_bits);  // declines where the schedule does
+  std::vector<int64_t> rows;
+  for (int64_t r = 1; r <= std::min<int64_t>(8, shape.tiles); ++r) rows.push_back(r);
+  return {{"rows", rows},
+          {"oc_tile", divisors_up_to(shape.oc_chunks, 4)},
+          {"ic_panel", divisors_up_to(shape.ic_chunks, 16)}};
+}
+
+namespace {
+
+WinogradShape winograd_shape(const tir::Schedule& sch, const ScheduleArgs& args) {
   std::vector<tir::LoopRV> out_loops = sch.get_loops(sch.get_block(args.anchor_block));
   std::vector<tir::LoopRV> gemm_loops = sch.get_loops(sch.get_block("winograd_M"));
   if (out_loops.size() != 6 || gemm_loops.size() != 7)
@@ -294,7 +304,21 @@ void schedule_conv2d_winograd(tir::Schedule& sch, const ScheduleArgs& args) {
   shape.oc_bn = sch.loop_extent(gemm_loops[4]).value_or(0);
   shape.ic_chunks = sch.loop_extent(gemm_loops[5]).value_or(1);
   shape.ic_bn = sch.loop_extent(gemm_loops[6]).value_or(1);
-  const WinogradKnobs knobs = default_winograd_knobs(shape, args.vector_bits);
+  return shape;
+}
+
+}  // namespace
+
+std::vector<KnobSpace> winograd_knob_space(const tir::Schedule& sch, const ScheduleArgs& args) {
+  return winograd_space(winograd_shape(sch, args), args.vector_bits);
+}
+
+void schedule_conv2d_winograd(tir::Schedule& sch, const ScheduleArgs& args) {
+  const int64_t lanes = args.vector_bits / 32;
+  const WinogradShape shape = winograd_shape(sch, args);
+  WinogradKnobs knobs = default_winograd_knobs(shape, args.vector_bits);
+  apply_config(args, [&] { return winograd_space(shape, args.vector_bits); }, "x86.conv2d_winograd",
+               {{"rows", &knobs.rows}, {"oc_tile", &knobs.oc_tile}, {"ic_panel", &knobs.ic_panel}});
   schedule_padding(sch, lanes);
   schedule_input_transform(sch);
   schedule_batched_gemm(sch, knobs);

@@ -5,6 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
+
+#include "anvil/topi/topi.h"
 
 namespace anvil::topi::x86 {
 
@@ -26,5 +29,9 @@ struct WinogradKnobs {
 // The heuristic default for `shape` on vectors of `vector_bits`; throws Error when the output
 // block does not fit one vector (the schedule then declines).
 WinogradKnobs default_winograd_knobs(const WinogradShape& shape, int vector_bits);
+
+// The knobs' values a tuner may try: rows 1 to 8 (up to the tiles), oc_tile the divisors of
+// the output blocks up to 4, ic_panel the divisors of the input blocks up to 16.
+std::vector<KnobSpace> winograd_space(const WinogradShape& shape, int vector_bits);
 
 }  // namespace anvil::topi::x86

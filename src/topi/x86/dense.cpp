@@ -6,6 +6,8 @@
 // batch) are the parallel tasks.
 #include "topi/x86/dense.h"
 
+#include <algorithm>
+
 #include "anvil/ir/attrs/nn.h"
 #include "topi/x86/x86_util.h"
 
@@ -46,7 +48,46 @@ DenseKnobs default_dense_knobs(const DenseShape& shape, int vector_bits) {
   return knobs;
 }
 
-void schedule_dense(tir::Schedule& sch, const ScheduleArgs& args) {
+std::vector<KnobSpace> dense_space(const DenseShape& shape, int vector_bits) {
+  const DenseKnobs defaults = default_dense_knobs(shape, vector_bits);
+  auto with_default = [](std::vector<int64_t> values, int64_t fallback) {
+    if (std::find(values.begin(), values.end(), fallback) == values.end())
+      values.push_back(fallback);
+    std::sort(values.begin(), values.end());
+    return values;
+  };
+  std::vector<int64_t> rows;
+  for (int64_t r : {1, 2, 3, 4, 6, 8})
+    if (!shape.rows || r <= *shape.rows) rows.push_back(r);
+  std::vector<int64_t> vectors = {defaults.vectors};
+  if (shape.packed_block == 0 && !defaults.column_tail && shape.cols)
+    vectors = divisors_up_to(*shape.cols / defaults.lanes, 8);
+  else if (defaults.column_tail)
+    vectors = {1, 2, 3, 4};
+  std::vector<int64_t> panels = {0};
+  if (shape.depth) {
+    panels = {0};  // the whole reduction inside the register tile
+    for (int64_t p : {16, 32, 64, 128, 256, 512})
+      if (*shape.depth % p == 0) panels.push_back(p);
+  }
+  return {{"tile_rows", with_default(rows, defaults.tile_rows)},
+          {"vectors", with_default(vectors, defaults.vectors)},
+          {"k_panel", with_default(panels, defaults.k_panel)}};
+}
+
+namespace {
+
+// The product's loops, the leading rows fused into one where the weight is 2-D (or packed),
+// and what the heuristic looks at.
+struct DenseNest {
+  tir::BlockRV block;
+  std::vector<tir::LoopRV> loops;  // batch loops, rows, columns, reduction
+  size_t spatial = 0;
+  bool packed = false;
+  DenseShape shape;
+};
+
+DenseNest prepare_dense(tir::Schedule& sch, const ScheduleArgs& args) {
   if (const auto* attrs = dynamic_cast<const ir::MatmulAttrs*>(args.anchor.attrs.get()))
     if (attrs->transpose_a || attrs->transpose_b)
       throw_error("dense schedule: transposed operands are read with strides");
@@ -75,22 +116,44 @@ void schedule_dense(tir::Schedule& sch, const ScheduleArgs& args) {
     loops = {rows_loop, loops[spatial - 1], loops[spatial]};
     spatial = 2;
   }
-  tir::LoopRV i = loops[spatial - 2], j = loops[spatial - 1], k = loops[spatial];
   // Any of the rows, columns and reduction may be a size variable (a dynamic batch or
   // sequence; attention's scores have columns and rows of the sequence): the tiles over a
   // symbolic extent are cut at run time, the last one guarded, and a symbolic reduction runs
   // whole inside the register tile.
-  DenseShape shape;
-  shape.rows = sch.loop_extent(i);
-  shape.cols = sch.loop_extent(j);
-  shape.depth = sch.loop_extent(k);
+  DenseNest nest{block, loops, spatial, packed, {}};
+  DenseShape& shape = nest.shape;
+  shape.rows = sch.loop_extent(loops[spatial - 2]);
+  shape.cols = sch.loop_extent(loops[spatial - 1]);
+  shape.depth = sch.loop_extent(loops[spatial]);
   shape.packed_block = packed_block;
   for (size_t d = 0; d + 2 < spatial; ++d) {
     std::optional<int64_t> extent = sch.loop_extent(loops[d]);
     shape.symbolic_batch |= !extent;
     shape.batch *= extent.value_or(1);
   }
-  const DenseKnobs knobs = default_dense_knobs(shape, args.vector_bits);
+  return nest;
+}
+
+}  // namespace
+
+std::vector<KnobSpace> dense_knob_space(const tir::Schedule& sch, const ScheduleArgs& args) {
+  tir::Schedule copy = sch;
+  return dense_space(prepare_dense(copy, args).shape, args.vector_bits);
+}
+
+void schedule_dense(tir::Schedule& sch, const ScheduleArgs& args) {
+  DenseNest nest = prepare_dense(sch, args);
+  const DenseShape& shape = nest.shape;
+  const std::vector<tir::LoopRV>& loops = nest.loops;
+  const size_t spatial = nest.spatial;
+  const bool packed = nest.packed;
+  const int64_t packed_block = shape.packed_block;
+  const tir::BlockRV block = nest.block;
+  tir::LoopRV i = loops[spatial - 2], j = loops[spatial - 1], k = loops[spatial];
+  DenseKnobs knobs = default_dense_knobs(shape, args.vector_bits);
+  apply_config(
+      args, [&] { return dense_space(shape, args.vector_bits); }, "x86.dense",
+      {{"tile_rows", &knobs.tile_rows}, {"vectors", &knobs.vectors}, {"k_panel", &knobs.k_panel}});
   const int64_t lanes = knobs.lanes, vectors = knobs.vectors, tile_rows = knobs.tile_rows;
   const bool column_tail = knobs.column_tail;
   if (packed && (knobs.column_tail || packed_block != vectors * lanes))

@@ -5,6 +5,9 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
+
+#include "anvil/topi/topi.h"
 
 namespace anvil::topi::x86 {
 
@@ -27,5 +30,11 @@ struct DenseKnobs {
 // The heuristic default for `shape` on vectors of `vector_bits`; throws Error when the
 // schedule does not apply (the columns take no vector, an empty loop).
 DenseKnobs default_dense_knobs(const DenseShape& shape, int vector_bits);
+
+// The knobs' values a tuner may try (lanes and column_tail follow from the shape): tile_rows
+// 1, 2, 3, 4, 6, 8 up to the rows, vectors the divisors of the column vectors up to 8 (the
+// packed block's when packed), k_panel the divisors of the reduction among 16 .. 512 (and the
+// default; 0 alone for a symbolic reduction).
+std::vector<KnobSpace> dense_space(const DenseShape& shape, int vector_bits);
 
 }  // namespace anvil::topi::x86

@@ -89,14 +89,25 @@ PoolKnobs default_pool_knobs(const PoolShape& shape) {
   return knobs;
 }
 
-void schedule_pool(tir::Schedule& sch, const ScheduleArgs& args) {
+std::vector<KnobSpace> pool_space(const PoolShape& shape) {
+  return {{"parallel", {0, 1}},
+          {"unroll_window", shape.global ? std::vector<int64_t>{0} : std::vector<int64_t>{0, 1}},
+          {"chains", shape.global ? divisors_up_to(shape.chunks, 8) : std::vector<int64_t>{1}}};
+}
+
+namespace {
+
+// The pool's loops (n, c_chunk, oh, ow, c_block | kh, kw) and what the heuristic looks at;
+// throws Error for a pool the schedule was not written for.
+PoolShape pool_shape(const tir::Schedule& sch, const ScheduleArgs& args,
+                     std::vector<tir::LoopRV>& loops, int64_t& block) {
   const std::string& op = args.anchor.op()->name;
   const std::string layout = ir::call_string_attr(args.anchor, "layout");
   const std::string out_layout = ir::call_string_attr(args.anchor, "out_layout");
-  std::vector<tir::LoopRV> loops = sch.get_loops(sch.get_block(args.anchor_block));
+  loops = sch.get_loops(sch.get_block(args.anchor_block));
   if (loops.size() != 7)
     throw_error("pool schedule: expected 7 loops (blocked NCHW{b}c), found ", loops.size());
-  const int64_t block = sch.loop_extent(loops[4]).value_or(0);
+  block = sch.loop_extent(loops[4]).value_or(0);
   const std::string blocked = "NCHW" + std::to_string(block) + "c";
   if (layout != blocked || !(out_layout.empty() || out_layout == blocked))
     throw_error("pool schedule: layout ", layout, " is not NCHW{b}c");
@@ -107,7 +118,28 @@ void schedule_pool(tir::Schedule& sch, const ScheduleArgs& args) {
   shape.taps = product_of_extents(sch, loops);
   shape.window = product_of_extents(sch, {loops[5], loops[6]});
   shape.chunks = sch.loop_extent(loops[1]).value_or(1);
-  const PoolKnobs knobs = default_pool_knobs(shape);
+  return shape;
+}
+
+}  // namespace
+
+std::vector<KnobSpace> pool_knob_space(const tir::Schedule& sch, const ScheduleArgs& args) {
+  std::vector<tir::LoopRV> loops;
+  int64_t block = 0;
+  return pool_space(pool_shape(sch, args, loops, block));
+}
+
+void schedule_pool(tir::Schedule& sch, const ScheduleArgs& args) {
+  std::vector<tir::LoopRV> loops;
+  int64_t block = 0;
+  const PoolShape shape = pool_shape(sch, args, loops, block);
+  PoolKnobs knobs = default_pool_knobs(shape);
+  int64_t parallel = knobs.parallel, unroll_window = knobs.unroll_window;
+  apply_config(
+      args, [&] { return pool_space(shape); }, "x86.pool_nchwc",
+      {{"parallel", &parallel}, {"unroll_window", &unroll_window}, {"chains", &knobs.chains}});
+  knobs.parallel = parallel != 0;
+  knobs.unroll_window = unroll_window != 0;
   if (shape.global)
     schedule_global(sch, args, loops, block, knobs);
   else

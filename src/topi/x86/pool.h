@@ -4,6 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
+
+#include "anvil/topi/topi.h"
 
 namespace anvil::topi::x86 {
 
@@ -24,5 +27,9 @@ struct PoolKnobs {
 
 // The heuristic default for `shape`.
 PoolKnobs default_pool_knobs(const PoolShape& shape);
+
+// The knobs' values a tuner may try: parallel 0 or 1, unroll_window 0 or 1 (windowed pools),
+// chains the divisors of the chunks up to 8 (global pools).
+std::vector<KnobSpace> pool_space(const PoolShape& shape);
 
 }  // namespace anvil::topi::x86

@@ -1,6 +1,8 @@
 // The x86 strategies attached to their ops (layouts, and hand-written schedules of anchor
 // ops), and the epilogue placement the schedules share. The blocked convolution's compute is
 // registered here too: it exists for the x86 layout pass and is shaped for its schedule.
+#include <algorithm>
+
 #include "topi/families.h"
 #include "topi/x86/x86_util.h"
 
@@ -20,6 +22,34 @@ void schedule_padding(tir::Schedule& sch, int64_t lanes) {
     if (s.loop_extent(loops[4]).value_or(0) <= lanes) s.vectorize(loops[4]);
   });
   try_step(sch, [&](tir::Schedule& s) { s.parallel(s.fuse({loops[0], loops[1], loops[2]})); });
+}
+
+void apply_config(const ScheduleArgs& args, const std::function<std::vector<KnobSpace>()>& space,
+                  const std::string& strategy,
+                  const std::vector<std::pair<std::string, int64_t*>>& knobs) {
+  if (!args.config) return;
+  const std::vector<KnobSpace> allowed = space();
+  for (const auto& [name, value] : *args.config) {
+    auto knob = std::find_if(allowed.begin(), allowed.end(),
+                             [&](const KnobSpace& k) { return k.name == name; });
+    auto field = std::find_if(knobs.begin(), knobs.end(),
+                              [&](const auto& entry) { return entry.first == name; });
+    if (knob == allowed.end() || field == knobs.end())
+      throw_error(strategy, " has no knob '", name, "'");
+    if (std::find(knob->values.begin(), knob->values.end(), value) == knob->values.end()) {
+      std::string values;
+      for (int64_t v : knob->values) values += (values.empty() ? "" : ", ") + std::to_string(v);
+      throw_error("knob '", name, "' = ", value, " is not one of {", values, "}");
+    }
+    *field->second = value;
+  }
+}
+
+std::vector<int64_t> divisors_up_to(int64_t n, int64_t limit) {
+  std::vector<int64_t> out;
+  for (int64_t d = 1; d <= std::min(n, limit); ++d)
+    if (n % d == 0) out.push_back(d);
+  return out;
 }
 
 void place_epilogue(tir::Schedule& sch, const std::vector<std::string>& epilogue_blocks,
@@ -56,16 +86,18 @@ void register_x86_schedules() {
   x86::register_conv2d_layout();
   x86::register_dense_layout();
   x86::register_conv2d_nchwc_compute();
-  register_schedule("nn.contrib_conv2d_NCHWc", "x86.conv2d_nchwc", x86::schedule_conv2d_nchwc);
+  register_schedule("nn.contrib_conv2d_NCHWc", "x86.conv2d_nchwc", x86::schedule_conv2d_nchwc,
+                    x86::conv2d_nchwc_knob_space);
   x86::register_conv2d_winograd_compute();
   register_schedule("nn.contrib_conv2d_winograd_NCHWc", "x86.conv2d_winograd",
-                    x86::schedule_conv2d_winograd);
-  register_schedule("nn.matmul", "x86.dense", x86::schedule_dense);
-  register_schedule("matmul", "x86.dense", x86::schedule_dense);
-  register_schedule("nn.contrib_dense_pack", "x86.dense_pack", x86::schedule_dense);
+                    x86::schedule_conv2d_winograd, x86::winograd_knob_space);
+  register_schedule("nn.matmul", "x86.dense", x86::schedule_dense, x86::dense_knob_space);
+  register_schedule("matmul", "x86.dense", x86::schedule_dense, x86::dense_knob_space);
+  register_schedule("nn.contrib_dense_pack", "x86.dense_pack", x86::schedule_dense,
+                    x86::dense_knob_space);
   for (const char* pool :
        {"nn.max_pool2d", "nn.avg_pool2d", "nn.global_avg_pool2d", "nn.global_max_pool2d"})
-    register_schedule(pool, "x86.pool_nchwc", x86::schedule_pool);
+    register_schedule(pool, "x86.pool_nchwc", x86::schedule_pool, x86::pool_knob_space);
 }
 
 }  // namespace anvil::topi

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "anvil/tir/schedule.h"
@@ -25,6 +27,16 @@ bool try_step(tir::Schedule& sch, Step step) {
   sch = attempt;
   return true;
 }
+
+// Sets each knob that args.config names to the config's value; `space` (called only when there
+// is a config) gives the allowed values. Throws Error for a knob the space does not have, or a
+// value outside it.
+void apply_config(const ScheduleArgs& args, const std::function<std::vector<KnobSpace>()>& space,
+                  const std::string& strategy,
+                  const std::vector<std::pair<std::string, int64_t*>>& knobs);
+
+// The divisors of n, ascending, that are at most limit.
+std::vector<int64_t> divisors_up_to(int64_t n, int64_t limit);
 
 // The largest divisor of n that is at most limit (1 when none above 1 exists).
 inline int64_t largest_divisor_at_most(int64_t n, int64_t limit) {
@@ -52,13 +64,16 @@ void schedule_padding(tir::Schedule& sch, int64_t lanes);
 void place_epilogue(tir::Schedule& sch, const std::vector<std::string>& epilogue_blocks,
                     const tir::LoopRV& loop, int64_t lanes);
 
-// The x86 schedule of nn.contrib_conv2d_NCHWc (conv2d_nchwc.cpp).
+// The x86 schedule of nn.contrib_conv2d_NCHWc and its knobs' space (conv2d_nchwc.cpp).
 void schedule_conv2d_nchwc(tir::Schedule& sch, const ScheduleArgs& args);
-// The x86 schedule of nn.matmul without transposes (dense.cpp).
+std::vector<KnobSpace> conv2d_nchwc_knob_space(const tir::Schedule& sch, const ScheduleArgs& args);
+// The x86 schedule of matrix products without transposes and its knobs' space (dense.cpp).
 void schedule_dense(tir::Schedule& sch, const ScheduleArgs& args);
+std::vector<KnobSpace> dense_knob_space(const tir::Schedule& sch, const ScheduleArgs& args);
 
-// The x86 schedule of 2-D pools in the blocked layout NCHW{b}c (pool.cpp).
+// The x86 schedule of 2-D pools in the blocked layout NCHW{b}c and its knobs' space (pool.cpp).
 void schedule_pool(tir::Schedule& sch, const ScheduleArgs& args);
+std::vector<KnobSpace> pool_knob_space(const tir::Schedule& sch, const ScheduleArgs& args);
 
 // The layout strategies of nn.conv2d (conv2d_layout.cpp) and of nn.dense / nn.matmul with a
 // constant weight (dense_layout.cpp).
@@ -71,5 +86,6 @@ void register_conv2d_nchwc_compute();
 // The compute and schedule of nn.contrib_conv2d_winograd_NCHWc (conv2d_winograd.cpp).
 void register_conv2d_winograd_compute();
 void schedule_conv2d_winograd(tir::Schedule& sch, const ScheduleArgs& args);
+std::vector<KnobSpace> winograd_knob_space(const tir::Schedule& sch, const ScheduleArgs& args);
 
 }  // namespace anvil::topi::x86

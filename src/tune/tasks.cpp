@@ -1,0 +1,81 @@
+// Task extraction: the fused groups of @main, merged where structurally equal, each with the
+// knob space of its anchor's strategy.
+#include <cstdio>
+#include <unordered_map>
+
+#include "anvil/analysis/cost.h"
+#include "anvil/ir/functor.h"
+#include "anvil/ir/printer.h"
+#include "anvil/ir/structural_equal.h"
+#include "anvil/lower/lower.h"
+#include "anvil/tune/tune.h"
+
+namespace anvil::tune {
+namespace {
+
+std::string fused_op_names(const ir::Function& group) {
+  std::string names;
+  ir::post_order_visit(group->body, [&](const ir::Expr& e) {
+    const auto* call = ir::as<ir::CallNode>(e);
+    if (call && call->op()) names += (names.empty() ? "" : ", ") + call->op()->name;
+  });
+  return names;
+}
+
+}  // namespace
+
+int64_t TuneTask::space_size() const {
+  int64_t size = 1;
+  for (const auto& [name, values] : knobs) size *= int64_t(values.size());
+  return size;
+}
+
+std::string workload_key(const ir::Function& group) {
+  ir::PrintOptions options;
+  options.include_metadata = false;
+  const std::string text = ir::print_expr(group, options);
+  uint64_t hash = 1469598103934665603ull;
+  for (unsigned char c : text) {
+    hash ^= c;
+    hash *= 1099511628211ull;
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
+  return hex;
+}
+
+std::vector<TuneTask> extract_tasks(const ir::IRModule& mod,
+                                    const std::vector<std::pair<std::string, Tensor>>& params,
+                                    const driver::BuildOptions& options) {
+  driver::FusedGraph graph = driver::fuse_graph(mod, params, options);
+  std::vector<TuneTask> tasks;
+  std::unordered_map<size_t, std::vector<size_t>> by_hash;
+  ir::post_order_visit(graph.fused.get_function("main")->body, [&](const ir::Expr& e) {
+    const auto* call = ir::as<ir::CallNode>(e);
+    const auto* fn = call ? ir::as<ir::FunctionNode>(call->callee) : nullptr;
+    if (!fn || !fn->is_primitive()) return;
+    ir::Function group = ir::downcast<ir::FunctionNode>(call->callee);
+    const size_t hash = ir::structural_hash(group);
+    for (size_t index : by_hash[hash])
+      if (ir::structural_equal(tasks[index].group, group, true)) {
+        ++tasks[index].calls;
+        return;
+      }
+    TuneTask task;
+    task.key = workload_key(group);
+    task.name = lower::kernel_name_hint(group);
+    task.fused_ops = fused_op_names(group);
+    task.flops = analysis::function_flops(*group);
+    task.calls = 1;
+    lower::GroupKnobSpace space = lower::group_knob_space(group, graph.lower_options);
+    task.strategy = space.strategy;
+    task.knobs = std::move(space.knobs);
+    task.declined = space.declined;
+    task.group = group;
+    by_hash[hash].push_back(tasks.size());
+    tasks.push_back(std::move(task));
+  });
+  return tasks;
+}
+
+}  // namespace anvil::tune
