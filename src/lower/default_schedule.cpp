@@ -259,7 +259,7 @@ tir::PrimFunc schedule_group(const tir::PrimFunc& func, const ir::Function& fn,
   if (const ir::CallNode* anchor = find_anchor(fn)) {
     if (const topi::ScheduleStrategy* strategy = topi::find_schedule(anchor->op()->name)) {
       topi::ScheduleArgs args = strategy_args(group, *anchor, options);
-      args.config = options.config_for ? options.config_for(fn) : nullptr;
+      args.config = options.config_for ? options.config_for(fn, options) : nullptr;
       Schedule attempt = sch;
       try {
         strategy->schedule(attempt, args);

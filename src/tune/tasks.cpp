@@ -1,11 +1,10 @@
 // Task extraction: the fused groups of @main, merged where structurally equal, each with the
 // knob space of its anchor's strategy.
-#include <cstdio>
 #include <unordered_map>
 
 #include "anvil/analysis/cost.h"
+#include "anvil/driver/tuning_records.h"
 #include "anvil/ir/functor.h"
-#include "anvil/ir/printer.h"
 #include "anvil/ir/structural_equal.h"
 #include "anvil/lower/lower.h"
 #include "anvil/tune/tune.h"
@@ -30,20 +29,6 @@ int64_t TuneTask::space_size() const {
   return size;
 }
 
-std::string workload_key(const ir::Function& group) {
-  ir::PrintOptions options;
-  options.include_metadata = false;
-  const std::string text = ir::print_expr(group, options);
-  uint64_t hash = 1469598103934665603ull;
-  for (unsigned char c : text) {
-    hash ^= c;
-    hash *= 1099511628211ull;
-  }
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
-  return hex;
-}
-
 std::vector<TuneTask> extract_tasks(const ir::IRModule& mod,
                                     const std::vector<std::pair<std::string, Tensor>>& params,
                                     const driver::BuildOptions& options) {
@@ -62,7 +47,7 @@ std::vector<TuneTask> extract_tasks(const ir::IRModule& mod,
         return;
       }
     TuneTask task;
-    task.key = workload_key(group);
+    task.key = driver::workload_key(group);
     task.name = lower::kernel_name_hint(group);
     task.fused_ops = fused_op_names(group);
     task.flops = analysis::function_flops(*group);

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <regex>
+#include <sstream>
 
 #include "anvil/runtime/npy.h"
 #include "anvil/runtime/package.h"
@@ -246,6 +247,49 @@ TEST_F(CliCompileRun, ProfileListsKernelsWithFusedOpsAndSumsToTheRun) {
   EXPECT_LE(ratio, 1.2);
   // The input (1, 3, 224, 224) and the 1000 logits, float32.
   EXPECT_EQ(m[5], "591.9") << r.out;
+}
+
+// The tasks anvil tune lists are what --tuning-records applies: a record for each blocked
+// convolution with knobs of its space changes their schedules, the tuned package computes what
+// the reference does, and a record of a task the model lacks is a warning naming its line.
+TEST_F(CliCompileRun, TuningRecordsApplyToTheTasksTuneLists) {
+  CommandResult tasks = run_anvil({"tune", path("convnet.onnx"), "--list-tasks"});
+  ASSERT_EQ(tasks.exit_code, 0) << tasks.err;
+  std::string records;
+  std::istringstream lines(tasks.out);
+  std::string line;
+  int convolutions = 0;
+  while (std::getline(lines, line)) {
+    if (line.find("x86.conv2d_nchwc") == std::string::npos) continue;
+    std::istringstream fields(line);
+    std::string index, key;
+    fields >> index >> key;
+    records += "{\"version\": 1, \"task\": \"" + key +
+               "\", \"strategy\": \"x86.conv2d_nchwc\", \"target\": \"llvm\", \"knobs\": "
+               "{\"oc_tile\": 1, \"ow_block\": 2, \"ic_unroll\": 1}, \"costs_ms\": [0.5], "
+               "\"error\": 0}\n";
+    ++convolutions;
+  }
+  ASSERT_EQ(convolutions, 2) << tasks.out;
+  records +=
+      "{\"version\": 1, \"task\": \"00000000000000ff\", \"strategy\": \"x86.dense\", "
+      "\"target\": \"llvm\", \"knobs\": {\"tile_rows\": 2}, \"costs_ms\": [0.5], \"error\": 0}\n";
+  write_file(path("convnet.records"), records);
+  CommandResult tuned = run_anvil({"compile", path("convnet.onnx"), "--tuning-records",
+                                   path("convnet.records"), "-o", path("tuned.tar")});
+  ASSERT_EQ(tuned.exit_code, 0) << tuned.err;
+  EXPECT_NE(tuned.err.find("to 2 kernels (3 records read)"), std::string::npos) << tuned.err;
+  EXPECT_NE(tuned.err.find("line 3: task 00000000000000ff is not a task of this model"),
+            std::string::npos)
+      << tuned.err;
+  CommandResult run = run_anvil(
+      {"run", path("tuned.tar"), "--inputs", path("conv_in.npz"), "--outputs", path("tuned.npz")});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  CommandResult reference =
+      run_anvil({"run", path("convnet.onnx"), "--executor", "reference", "--inputs",
+                 path("conv_in.npz"), "--outputs", path("tuned_ref.npz")});
+  ASSERT_EQ(reference.exit_code, 0) << reference.err;
+  expect_close(read_npz(path("tuned.npz")), read_npz(path("tuned_ref.npz")), 1e-4);
 }
 
 TEST_F(CliCompileRun, ThreadsFlagRunsOnOneThread) {

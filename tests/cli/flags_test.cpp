@@ -73,9 +73,11 @@ class CliBadInput : public CliFixture {
  protected:
   static void SetUpTestSuite() {
     make_scratch_dir();
+    // Line 1: a record for another target; line 2: not a record.
     write_file(*dir_ / "records.jsonl",
-               "{\"kernel\": \"k\", \"target\": \"llvm\", \"config\": {\"tile\": 8}, "
-               "\"latency_ms\": 1.5}\n{\"kernel\": \"k\", \"config\": 3}\n");
+               "{\"version\": 1, \"task\": \"00000000000000aa\", \"strategy\": \"x86.dense\", "
+               "\"target\": \"c\", \"knobs\": {\"tile_rows\": 2}, \"costs_ms\": [1.5], "
+               "\"error\": 0}\n{\"task\": \"k\", \"knobs\": 3}\n");
   }
 
   static void expect(const BadCase& c) {
@@ -144,11 +146,58 @@ TEST_F(CliBadInput, MissingFilesAreUsageErrorsNamingTheFile) {
           {"/nonexistent/cc"}});
 }
 
+// With --strict-records a record that cannot be applied is the error, naming its line; without,
+// each is a warning naming its line and the build goes on with the default schedules.
 TEST_F(CliBadInput, BadTuningRecordNamesItsLine) {
-  expect({{"compile", path("add_relu.onnx"), "--tuning-records", path("records.jsonl"), "-o",
-           path("m.tar")},
+  expect({{"compile", path("add_relu.onnx"), "--tuning-records", path("records.jsonl"),
+           "--strict-records", "-o", path("m.tar")},
           1,
-          {"records.jsonl", "line 2", "target"}});
+          {"records.jsonl", "line 2", "version"}});
+  CommandResult r = run_anvil({"compile", path("add_relu.onnx"), "--tuning-records",
+                               path("records.jsonl"), "-o", path("m.tar")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("warning: tuning records '" + path("records.jsonl") + "' line 2"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("warning: tuning records line 1: target 'c' is not this build's 'llvm'"),
+            std::string::npos)
+      << r.err;
+}
+
+// The records parser on truncated and random bytes (under the sanitizers too): each file is
+// read without a crash, a broken line is a warning naming the records file, and with
+// --strict-records the error.
+TEST_F(CliBadInput, TruncatedAndRandomTuningRecords) {
+  const std::string valid =
+      "{\"version\": 1, \"task\": \"00000000000000aa\", \"strategy\": \"x86.dense\", "
+      "\"target\": \"llvm\", \"knobs\": {\"tile_rows\": 2}, \"costs_ms\": [1.5, 2e-3], "
+      "\"error\": 0, \"timestamp\": 1795000000}";
+  std::vector<std::string> contents;
+  for (size_t cut : {size_t(1), size_t(9), size_t(30), size_t(61), size_t(90), valid.size() - 1})
+    contents.push_back(valid.substr(0, cut) + "\n");
+  uint64_t state = 12345;
+  for (int file = 0; file < 3; ++file) {
+    std::string bytes;
+    for (int i = 0; i < 200; ++i) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      bytes.push_back(char(state >> 56));
+    }
+    contents.push_back(bytes);
+  }
+  for (size_t i = 0; i < contents.size(); ++i) {
+    SCOPED_TRACE("file " + std::to_string(i));
+    write_file(path("broken.records"), contents[i]);
+    CommandResult r = run_anvil({"compile", path("add_relu.onnx"), "--tuning-records",
+                                 path("broken.records"), "-o", path("broken.tar")});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("warning: tuning records '" + path("broken.records") + "' line"),
+              std::string::npos)
+        << r.err;
+    expect({{"compile", path("add_relu.onnx"), "--tuning-records", path("broken.records"),
+             "--strict-records", "-o", path("broken.tar")},
+            1,
+            {"broken.records", "line"}});
+  }
 }
 
 TEST_F(CliBadInput, TuneSearchIsNotAvailableYet) {

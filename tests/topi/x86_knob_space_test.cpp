@@ -107,7 +107,9 @@ TEST(KnobSpaceErrors, ConfigOutsideTheSpaceIsDeclinedByName) {
   })");
   auto declined_with = [&](const lower::KnobConfig& config) {
     lower::LowerGroupOptions options;
-    options.config_for = [&](const ir::Function&) { return &config; };
+    options.config_for = [&](const ir::Function&, const lower::LowerGroupOptions&) {
+      return &config;
+    };
     tir::PrimFunc func = lower::lower_primitive(fn, "kernel", options);
     const ir::AttrValue* schedule = func->func_attrs.find(topi::kScheduleAttr);
     EXPECT_EQ(std::get<std::string>(*schedule), "generic");

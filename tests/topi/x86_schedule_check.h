@@ -43,7 +43,10 @@ inline tir::PrimFunc schedule_group_with(const std::string& function_text,
   if (!strategy) throw Error("no x86 schedule for " + anchor_op);
   lower::LowerGroupOptions options;
   options.vector_bits = vector_bits;
-  if (config) options.config_for = [config](const ir::Function&) { return config; };
+  if (config)
+    options.config_for = [config](const ir::Function&, const lower::LowerGroupOptions&) {
+      return config;
+    };
   tir::PrimFunc scheduled = lower::lower_primitive(fn, "kernel", options);
   auto attr = [&](const char* key) {
     const ir::AttrValue* value = scheduled->func_attrs.find(key);

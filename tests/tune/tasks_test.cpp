@@ -6,6 +6,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "anvil/driver/tuning_records.h"
 #include "anvil/testing/workloads.h"
 #include "anvil/tune/tune.h"
 
@@ -52,7 +53,7 @@ TEST(TuneTasks, OneTaskPerDistinctKernelOfTheBuild) {
   // config, and every group without a strategy has none.
   int tunable = 0;
   for (const TuneTask& task : tasks) {
-    EXPECT_EQ(task.key, workload_key(task.group));
+    EXPECT_EQ(task.key, driver::workload_key(task.group));
     if (task.strategy.empty()) {
       EXPECT_TRUE(task.knobs.empty()) << task.name;
       EXPECT_EQ(task.space_size(), 1);

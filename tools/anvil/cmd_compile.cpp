@@ -5,12 +5,15 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "anvil/driver/build.h"
 #include "anvil/driver/tuning_records.h"
 #include "anvil/driver/vm_build.h"
 #include "anvil/ir/printer.h"
+#include "anvil/lower/lower.h"
 #include "anvil/support/error.h"
 #include "commands.h"
 #include "model_loading.h"
@@ -27,6 +30,7 @@ struct CompileOptions {
   int opt_level = 3;
   std::string input_shapes;
   std::string tuning_records;
+  bool strict_records = false;
   std::string desired_layout;
   std::vector<std::string> disabled_passes;
   std::vector<std::string> pass_config;
@@ -89,15 +93,91 @@ std::string source_of(const CompileOptions& options) {
   return options.model.empty() ? options.workload : options.model;
 }
 
+// The best tuning record per task of the build, handed to the schedules; what cannot be applied
+// (a bad line, another target, a task the model does not have, knobs outside the task's space)
+// is a problem: a warning, or with --strict-records the error.
+class RecordsApplier {
+ public:
+  RecordsApplier(const CompileOptions& options) : strict_(options.strict_records) {
+    if (options.tuning_records.empty()) return;
+    driver::TuningRecords records =
+        driver::read_tuning_records(options.tuning_records, options.strict_records);
+    problems_ = records.problems;
+    read_ = records.records.size();
+    for (auto& [task, record] : driver::best_records(records, options.target, problems_))
+      best_.emplace(task, std::move(record));
+    check();
+  }
+
+  // The config of group's task, when a record has one that fits the group's knobs.
+  const lower::KnobConfig* config_for(const ir::Function& group,
+                                      const lower::LowerGroupOptions& options) {
+    auto it = best_.find(driver::workload_key(group));
+    if (it == best_.end()) return nullptr;
+    const driver::TuningRecord& record = it->second;
+    used_.insert(it->first);
+    lower::GroupKnobSpace space = lower::group_knob_space(group, options);
+    std::string why;
+    if (space.strategy != record.strategy)
+      why = "its strategy '" + record.strategy + "' is not the task's ('" +
+            (space.strategy.empty() ? std::string("generic") : space.strategy) + "')";
+    for (const auto& [name, value] : record.knobs) {
+      if (!why.empty()) break;
+      auto knob = std::find_if(space.knobs.begin(), space.knobs.end(),
+                               [&](const auto& k) { return k.first == name; });
+      if (knob == space.knobs.end())
+        why = "knob '" + name + "' is not one of the task's";
+      else if (std::find(knob->second.begin(), knob->second.end(), value) == knob->second.end())
+        why = "knob '" + name + "' = " + std::to_string(value) + " is outside the task's space";
+    }
+    if (!why.empty()) {
+      problems_.push_back("tuning records line " + std::to_string(record.line) + ": " + why +
+                          "; the default schedule is kept");
+      check();
+      return nullptr;
+    }
+    ++applied_;
+    return &record.knobs;
+  }
+
+  // Reports the records whose task the model does not have (after the build).
+  void finish() {
+    for (const auto& [task, record] : best_)
+      if (!used_.count(task))
+        problems_.push_back("tuning records line " + std::to_string(record.line) + ": task " +
+                            task + " is not a task of this model");
+    check();
+  }
+
+  size_t read() const { return read_; }
+  int applied() const { return applied_; }
+  const std::vector<std::string>& problems() const { return problems_; }
+
+ private:
+  void check() const {
+    if (strict_ && !problems_.empty()) throw Error(problems_.front());
+  }
+
+  bool strict_ = false;
+  size_t read_ = 0;
+  int applied_ = 0;
+  std::map<std::string, driver::TuningRecord> best_;
+  std::set<std::string> used_;
+  std::vector<std::string> problems_;
+};
+
 void compile_model(const CompileOptions& options) {
   validate(options);
   auto start = std::chrono::steady_clock::now();
-  std::vector<driver::TuningRecord> records;
-  if (!options.tuning_records.empty())
-    records = driver::read_tuning_records(options.tuning_records);
+  RecordsApplier records(options);
   auto [mod, params] =
       load_model_or_workload(options.model, options.input_shapes, options.workload);
   driver::BuildOptions build_options;
+  if (!options.tuning_records.empty())
+    build_options.config_for = [&records](const ir::Function& group,
+                                          const lower::LowerGroupOptions& lower_options) {
+      return records.config_for(group, lower_options);
+    };
   build_options.target = options.target;
   transform::PassContext& ctx = build_options.pass_context;
   ctx.opt_level = options.opt_level;
@@ -147,23 +227,29 @@ void compile_model(const CompileOptions& options) {
       write_text(dumped.back(), built.get_source(format));
     }
   }
+  records.finish();
+  for (const std::string& problem : records.problems())
+    std::fprintf(stderr, "warning: %s\n", problem.c_str());
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const std::string source = source_of(options);
   if (options.json) {
-    nlohmann::json summary = {{"model", source},          {"output", options.output},
-                              {"target", options.target}, {"opt_level", options.opt_level},
-                              {"executor", executor},     {"seconds", seconds},
-                              {"dumped", dumped},         {"tuning_records", records.size()}};
+    nlohmann::json summary = {{"model", source},
+                              {"output", options.output},
+                              {"target", options.target},
+                              {"opt_level", options.opt_level},
+                              {"executor", executor},
+                              {"seconds", seconds},
+                              {"dumped", dumped},
+                              {"tuning_records", records.read()},
+                              {"tuned_kernels", records.applied()}};
     std::printf("%s\n", summary.dump().c_str());
   } else if (!options.quiet) {
     std::fprintf(stderr, "compiled %s at -O%d for %s into %s (%s package) in %.1f s\n",
                  source.c_str(), options.opt_level, options.target.c_str(), options.output.c_str(),
                  executor.c_str(), seconds);
-    if (!records.empty())
-      std::fprintf(stderr,
-                   "read %zu tuning records from %s; no schedule in this build takes tuned "
-                   "parameters yet, so kernels keep their default schedules\n",
-                   records.size(), options.tuning_records.c_str());
+    if (!options.tuning_records.empty())
+      std::fprintf(stderr, "applied tuning records from %s to %d kernels (%zu records read)\n",
+                   options.tuning_records.c_str(), records.applied(), records.read());
   }
 }
 
@@ -184,8 +270,12 @@ void add_compile_command(CLI::App& app) {
   cmd->add_option("--input-shapes", options->input_shapes,
                   "fix dynamic input shapes, e.g. \"data:[1,3,224,224] mask:[1,10]\"");
   cmd->add_option("--tuning-records", options->tuning_records,
-                  "tuning records (JSON lines) from anvil tune")
+                  "tuning records (JSON lines) from anvil tune: the best record of each task "
+                  "sets its kernel's schedule knobs")
       ->check(existing_path());
+  cmd->add_flag("--strict-records", options->strict_records,
+                "a tuning record that cannot be applied (bad line, other target, unknown task, "
+                "knobs outside the space) is an error instead of a warning");
   cmd->add_option("--desired-layout", options->desired_layout,
                   "convert 2-D convolutions to this data layout: NCHW or NHWC")
       ->check(CLI::IsMember({"NCHW", "NHWC"}));

@@ -40,7 +40,9 @@ struct BuildOptions {
   int compile_threads = 0;
   // The knob values each fused group is scheduled with (tuning records), or null for the
   // heuristic's (lower::LowerGroupOptions::config_for).
-  std::function<const lower::KnobConfig*(const ir::Function& group)> config_for;
+  std::function<const lower::KnobConfig*(const ir::Function& group,
+                                         const lower::LowerGroupOptions& options)>
+      config_for;
 };
 
 // The graph as build() lowers it: after the graph passes of the opt level, its groups fused

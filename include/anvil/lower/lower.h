@@ -23,9 +23,10 @@ struct LowerGroupOptions {
   std::string target_kind = "llvm";  // "llvm" or "c"
   bool schedule = true;              // false: leave the naive loop nests (for debugging)
   // The knob values to schedule a group with (a tuner's choice or a tuning record's), or null
-  // for the heuristic's. A config the anchor's strategy refuses makes it decline, which the
-  // kernel records (topi::kScheduleDeclinedAttr).
-  std::function<const KnobConfig*(const ir::Function& group)> config_for;
+  // for the heuristic's; called with the group and these options. A config the anchor's
+  // strategy refuses makes it decline, which the kernel records (topi::kScheduleDeclinedAttr).
+  std::function<const KnobConfig*(const ir::Function& group, const LowerGroupOptions& options)>
+      config_for;
 };
 
 // What a tuner may choose for the group fn: the anchor op's schedule strategy and its knobs

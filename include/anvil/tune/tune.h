@@ -16,8 +16,8 @@
 namespace anvil::tune {
 
 struct TuneTask {
-  // The workload key: equal for structurally equal groups (the same ops, shapes, dtypes,
-  // layouts and attrs) in any model, so that a record helps every model with that workload.
+  // The workload key (driver::workload_key): equal for the same ops, shapes, dtypes, layouts
+  // and attrs in any model, so that a record helps every model with that workload.
   std::string key;
   std::string name;       // a readable kernel name ("fused_nn_contrib_conv2d_NCHWc_add")
   std::string fused_ops;  // "nn.contrib_conv2d_NCHWc, add, nn.relu"
@@ -33,9 +33,6 @@ struct TuneTask {
   // The number of configs of the knobs' space (1 without knobs).
   int64_t space_size() const;
 };
-
-// The workload key of a fused group: a 64-bit FNV-1a hash, in hex, of the group's text.
-std::string workload_key(const ir::Function& group);
 
 // The tasks of a model, in the order the model first calls them.
 std::vector<TuneTask> extract_tasks(const ir::IRModule& mod,
