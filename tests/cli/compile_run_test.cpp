@@ -292,6 +292,33 @@ TEST_F(CliCompileRun, TuningRecordsApplyToTheTasksTuneLists) {
   expect_close(read_npz(path("tuned.npz")), read_npz(path("tuned_ref.npz")), 1e-4);
 }
 
+// tvmc's tutorials write long flags by unambiguous prefix (argparse takes them): `tvmc run
+// --inputs imagenet_cat.npz --output predictions.npz resnet50-v2-7-tvm.tar`, with `--output`
+// for `--outputs` and the package last. The same line, with anvil in place of tvmc.
+TEST_F(CliCompileRun, TutorialCommandLinesWithFlagPrefixes) {
+  CommandResult compiled = run_anvil({"compile", path("convnet.onnx"), "--output",
+                                      path("tutorial.tar"), "--opt", "3", "--tar", "llvm"});
+  ASSERT_EQ(compiled.exit_code, 0) << compiled.err;
+  CommandResult run = run_anvil({"run", "--inputs", path("conv_in.npz"), "--output",
+                                 path("predictions.npz"), path("tutorial.tar")});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  CommandResult reference =
+      run_anvil({"run", path("convnet.onnx"), "--executor", "reference", "--inputs",
+                 path("conv_in.npz"), "--outputs", path("predictions_ref.npz")});
+  ASSERT_EQ(reference.exit_code, 0) << reference.err;
+  expect_close(read_npz(path("predictions.npz")), read_npz(path("predictions_ref.npz")), 1e-4);
+  // A prefix of several flags is a usage error naming them; anvil's own flags take prefixes too.
+  CommandResult ambiguous = run_anvil({"run", path("tutorial.tar"), "--pr"});
+  EXPECT_EQ(ambiguous.exit_code, 2);
+  EXPECT_NE(ambiguous.err.find("--pr: is a prefix of several flags (--print-time, --print-top, "
+                               "--profile)"),
+            std::string::npos)
+      << ambiguous.err;
+  CommandResult version = run_anvil({"--vers"});
+  EXPECT_EQ(version.exit_code, 0) << version.err;
+  EXPECT_NE(version.out.find("anvil "), std::string::npos) << version.out;
+}
+
 TEST_F(CliCompileRun, ThreadsFlagRunsOnOneThread) {
   CommandResult r = run_anvil({"run", path("convnet.onnx"), "--inputs", path("conv_in.npz"),
                                "--threads", "1", "--outputs", path("t1.npz")});
