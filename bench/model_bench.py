@@ -45,8 +45,10 @@ It prints a Markdown table, one row per (model, threads):
   of that peak, the largest absolute difference between anvil's outputs and ONNX Runtime's,
   the same for OpenVINO's outputs, compile s; "-" where a figure is missing.
 Under it, for each thread count, the geometric mean of "ratio vs faster peer" over the models
-that have one and the worst model (the largest ratio); then "resnet50 compile time: X s" on
-its own line.
+that have one and the worst model (the largest ratio); then the memory plan's worst ratio of
+planned activation bytes to the largest live set (from `anvil analyze --format json`, which
+plans without compiling), naming any model over 1.2x; then "resnet50 compile time: X s" on its
+own line.
 
 A step that fails (an export, anvil analyze, compile or run, anvil's outputs that do not match
 ONNX Runtime's in number or shape, ONNX Runtime or OpenVINO raising) does not end the run: the
@@ -174,8 +176,14 @@ def measure_peak_gflops(anvil, threads):
     return float(report["peak_gflops"]), report.get("peak_vector_bits")
 
 
-def model_flops(anvil, onnx_path):
-    return int(analyze_json(anvil, [onnx_path])["total_flops"])
+def model_analysis(anvil, onnx_path):
+    """The model's FLOPs and its memory plan's arena / largest live set (None when the plan
+    reports an error, as for models only the VM runs)."""
+    report = analyze_json(anvil, [onnx_path])
+    plan = report.get("memory_plan") or {}
+    live = plan.get("largest_live_set_bytes")
+    ratio = plan["activation_bytes"] / live if live and "activation_bytes" in plan else None
+    return int(report["total_flops"]), ratio
 
 
 def anvil_compile(anvil, onnx_path, package, opt_level):
@@ -521,7 +529,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         for name in models:
-            model = per_model[name] = {"flops": None, "compile_s": None, "errors": []}
+            model = per_model[name] = {"flops": None, "compile_s": None, "memory_ratio": None,
+                                       "errors": []}
             onnx_path = cache / f"{name}.onnx"
             inputs = cache / f"{name}.input.npz"
             package = feeds = None
@@ -530,7 +539,7 @@ def main():
             else:
                 feeds = dict(np.load(inputs))
                 try:
-                    model["flops"] = model_flops(anvil, onnx_path)
+                    model["flops"], model["memory_ratio"] = model_analysis(anvil, onnx_path)
                 except ToolError as error:
                     print(error.message, file=sys.stderr, flush=True)
                     model["errors"].append(f"anvil analyze: {error.summary}")
@@ -588,6 +597,14 @@ def main():
         for f in failures:
             where = f["model"] if f["threads"] is None else f"{f['model']}, {f['threads']} thread(s)"
             print(f"- {where}: {f['error']}")
+    planned = {name: m["memory_ratio"] for name, m in per_model.items()
+               if m["memory_ratio"] is not None}
+    if planned:
+        worst_memory = max(planned, key=planned.get)
+        over = [f"{name} {ratio:.2f}x" for name, ratio in planned.items() if ratio > 1.2]
+        print(f"\nmemory plan (anvil analyze: activations planned / largest live set) over "
+              f"{len(planned)} models: worst {worst_memory} {planned[worst_memory]:.2f}x; over 1.2x: "
+              + (", ".join(over) if over else "none"))
     resnet50 = per_model.get("resnet50")
     print()
     if resnet50 and resnet50["compile_s"] is not None:
