@@ -32,17 +32,6 @@ std::set<std::string> ops_without_compute(const ir::Function& main) {
   return missing;
 }
 
-// The ops called in a fused group, in execution order: "nn.conv2d, add, nn.relu".
-std::string fused_op_names(const ir::FunctionNode& fn) {
-  std::string names;
-  ir::post_order_visit(fn.body, [&](const ir::Expr& e) {
-    const auto* call = ir::as<ir::CallNode>(e);
-    if (!call || !call->op()) return;
-    names += (names.empty() ? "" : ", ") + call->op()->name;
-  });
-  return names;
-}
-
 // The number of primitive group calls in main, for progress reports.
 int count_groups(const ir::Function& main) {
   int groups = 0;
@@ -125,6 +114,16 @@ class GroupLowerer : public ir::ExprMutator {
 };
 
 }  // namespace
+
+std::string fused_op_names(const ir::FunctionNode& fn) {
+  std::string names;
+  ir::post_order_visit(fn.body, [&](const ir::Expr& e) {
+    const auto* call = ir::as<ir::CallNode>(e);
+    if (!call || !call->op()) return;
+    names += (names.empty() ? "" : ", ") + call->op()->name;
+  });
+  return names;
+}
 
 void check_every_op_has_compute(const ir::Function& main) {
   std::set<std::string> missing = ops_without_compute(main);

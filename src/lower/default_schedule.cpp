@@ -186,10 +186,6 @@ size_t count_outputs(const ir::Function& fn) {
   return 1;
 }
 
-}  // namespace
-
-namespace {
-
 // A group ready for its anchor's schedule: the producers inlined, the anchor block found.
 struct PreparedGroup {
   Schedule sch;

@@ -27,8 +27,8 @@ std::vector<Tensor> conv2d_winograd_kernel(const KernelArgs& args) {
   const int64_t batch = ds[0], in_chunks = ds[1], height = ds[2], width = ds[3], ib = ds[4];
   const int64_t out_chunks = ws[2], in_channels = ws[3], ob = ws[4];
   std::vector<int64_t> pad = nn::spread_padding(a.padding, 2);
-  const int64_t dh = a.dilation.empty() ? 1 : a.dilation[0];
-  const int64_t dw = a.dilation.size() < 2 ? dh : a.dilation[1];
+  const std::vector<int64_t> dilation = nn::spread(a.dilation, 2, 1);
+  const int64_t dh = dilation[0], dw = dilation[1];
   const int64_t out_h = height + pad[0] + pad[2] - 2 * dh, out_w = width + pad[1] + pad[3] - 2 * dw;
   const int64_t out_channels = out_chunks * ob;
   // Each class (ch, cw) of outputs (oh % dh, ow % dw) is an undilated convolution over the

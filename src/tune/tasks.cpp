@@ -8,20 +8,9 @@
 #include "anvil/ir/structural_equal.h"
 #include "anvil/lower/lower.h"
 #include "anvil/tune/tune.h"
+#include "driver/lower_graph.h"
 
 namespace anvil::tune {
-namespace {
-
-std::string fused_op_names(const ir::Function& group) {
-  std::string names;
-  ir::post_order_visit(group->body, [&](const ir::Expr& e) {
-    const auto* call = ir::as<ir::CallNode>(e);
-    if (call && call->op()) names += (names.empty() ? "" : ", ") + call->op()->name;
-  });
-  return names;
-}
-
-}  // namespace
 
 int64_t TuneTask::space_size() const {
   int64_t size = 1;
@@ -49,7 +38,7 @@ std::vector<TuneTask> extract_tasks(const ir::IRModule& mod,
     TuneTask task;
     task.key = driver::workload_key(group);
     task.name = lower::kernel_name_hint(group);
-    task.fused_ops = fused_op_names(group);
+    task.fused_ops = driver::fused_op_names(*group);
     task.flops = analysis::function_flops(*group);
     task.calls = 1;
     lower::GroupKnobSpace space = lower::group_knob_space(group, graph.lower_options);

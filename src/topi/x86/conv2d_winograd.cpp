@@ -79,8 +79,8 @@ std::vector<te::Tensor> conv2d_winograd_compute(const ComputeArgs& args) {
     throw_error("nn.contrib_conv2d_winograd_NCHWc: weight has ", in_channels,
                 " input channels, data ", in_chunks * in_bn);
   std::vector<int64_t> pad = ir::nn::expand_padding(a.padding, 2);
-  const int64_t dh = a.dilation.empty() ? 1 : a.dilation[0];
-  const int64_t dw = a.dilation.size() < 2 ? dh : a.dilation[1];
+  const std::vector<int64_t> dilation = ir::nn::spatial_attr(a.dilation, 2, "dilation", 1);
+  const int64_t dh = dilation[0], dw = dilation[1];
   const int64_t out_h = height + pad[0] + pad[2] - 2 * dh, out_w = width + pad[1] + pad[3] - 2 * dw;
   // A dilated convolution is one undilated convolution per class (oh % dh, ow % dw) of
   // outputs, over the inputs of its class: the tiles of every class make one batched GEMM.
@@ -234,8 +234,8 @@ void schedule_output_transform(tir::Schedule& sch, const ScheduleArgs& args, int
   std::vector<tir::LoopRV> loops = sch.get_loops(sch.get_block(args.anchor_block));
   // n, oc_chunk, oh, ow, oc_block, unit
   const auto& a = args.anchor.attrs_as<ir::Conv2DAttrs>();
-  const int64_t dh = a.dilation.empty() ? 1 : a.dilation[0];
-  const int64_t dw = a.dilation.size() < 2 ? dh : a.dilation[1];
+  const std::vector<int64_t> dilation = ir::nn::spatial_attr(a.dilation, 2, "dilation", 1);
+  const int64_t dh = dilation[0], dw = dilation[1];
   if (dh == 1 && dw == 1) {
     std::vector<tir::LoopRV> h = sch.split(loops[2], {nullptr, tir::make_int(4)});
     std::vector<tir::LoopRV> w = sch.split(loops[3], {nullptr, tir::make_int(4)});
