@@ -233,8 +233,7 @@ GroupKnobSpace group_knob_space(const ir::Function& fn, const LowerGroupOptions&
   naive.schedule = false;
   PreparedGroup group = prepare_group(lower_primitive(fn, "kernel", naive), fn);
   try {
-    for (topi::KnobSpace& knob : strategy->space(group.sch, strategy_args(group, *anchor, options)))
-      result.knobs.emplace_back(std::move(knob.name), std::move(knob.values));
+    result.knobs = strategy->space(group.sch, strategy_args(group, *anchor, options));
     result.strategy = strategy->name;
   } catch (const Error& e) {
     result.knobs.clear();

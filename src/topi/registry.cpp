@@ -171,4 +171,19 @@ const LayoutStrategy* find_layout(std::string_view op_name) {
   return find_entry<LayoutStrategy>(op_name, kLayoutKey);
 }
 
+std::string config_mismatch(const std::vector<KnobSpace>& space, const ScheduleConfig& config,
+                            const std::string& strategy) {
+  for (const auto& [name, value] : config) {
+    auto knob = std::find_if(space.begin(), space.end(),
+                             [&](const KnobSpace& k) { return k.name == name; });
+    if (knob == space.end()) return strategy + " has no knob '" + name + "'";
+    if (std::find(knob->values.begin(), knob->values.end(), value) == knob->values.end()) {
+      std::string values;
+      for (int64_t v : knob->values) values += (values.empty() ? "" : ", ") + std::to_string(v);
+      return "knob '" + name + "' = " + std::to_string(value) + " is not one of {" + values + "}";
+    }
+  }
+  return "";
+}
+
 }  // namespace anvil::topi

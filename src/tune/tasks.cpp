@@ -14,7 +14,7 @@ namespace anvil::tune {
 
 int64_t TuneTask::space_size() const {
   int64_t size = 1;
-  for (const auto& [name, values] : knobs) size *= int64_t(values.size());
+  for (const topi::KnobSpace& knob : space.knobs) size *= int64_t(knob.values.size());
   return size;
 }
 
@@ -41,10 +41,7 @@ std::vector<TuneTask> extract_tasks(const ir::IRModule& mod,
     task.fused_ops = driver::fused_op_names(*group);
     task.flops = analysis::function_flops(*group);
     task.calls = 1;
-    lower::GroupKnobSpace space = lower::group_knob_space(group, graph.lower_options);
-    task.strategy = space.strategy;
-    task.knobs = std::move(space.knobs);
-    task.declined = space.declined;
+    task.space = lower::group_knob_space(group, graph.lower_options);
     task.group = group;
     by_hash[hash].push_back(tasks.size());
     tasks.push_back(std::move(task));

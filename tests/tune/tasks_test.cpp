@@ -54,14 +54,14 @@ TEST(TuneTasks, OneTaskPerDistinctKernelOfTheBuild) {
   int tunable = 0;
   for (const TuneTask& task : tasks) {
     EXPECT_EQ(task.key, driver::workload_key(task.group));
-    if (task.strategy.empty()) {
-      EXPECT_TRUE(task.knobs.empty()) << task.name;
+    if (task.space.strategy.empty()) {
+      EXPECT_TRUE(task.space.knobs.empty()) << task.name;
       EXPECT_EQ(task.space_size(), 1);
       continue;
     }
     ++tunable;
     EXPECT_GT(task.space_size(), 1) << task.name;
-    for (const auto& [name, values] : task.knobs) EXPECT_FALSE(values.empty()) << name;
+    for (const auto& [name, values] : task.space.knobs) EXPECT_FALSE(values.empty()) << name;
   }
   EXPECT_GE(tunable, 5);
 }

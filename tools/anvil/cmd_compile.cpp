@@ -117,19 +117,11 @@ class RecordsApplier {
     const driver::TuningRecord& record = it->second;
     used_.insert(it->first);
     lower::GroupKnobSpace space = lower::group_knob_space(group, options);
-    std::string why;
-    if (space.strategy != record.strategy)
-      why = "its strategy '" + record.strategy + "' is not the task's ('" +
-            (space.strategy.empty() ? std::string("generic") : space.strategy) + "')";
-    for (const auto& [name, value] : record.knobs) {
-      if (!why.empty()) break;
-      auto knob = std::find_if(space.knobs.begin(), space.knobs.end(),
-                               [&](const auto& k) { return k.first == name; });
-      if (knob == space.knobs.end())
-        why = "knob '" + name + "' is not one of the task's";
-      else if (std::find(knob->second.begin(), knob->second.end(), value) == knob->second.end())
-        why = "knob '" + name + "' = " + std::to_string(value) + " is outside the task's space";
-    }
+    std::string why = space.strategy != record.strategy
+                          ? "its strategy '" + record.strategy + "' is not the task's ('" +
+                                (space.strategy.empty() ? std::string("generic") : space.strategy) +
+                                "')"
+                          : topi::config_mismatch(space.knobs, record.knobs, space.strategy);
     if (!why.empty()) {
       problems_.push_back("tuning records line " + std::to_string(record.line) + ": " + why +
                           "; the default schedule is kept");

@@ -31,14 +31,14 @@ void print_tasks(const std::vector<tune::TuneTask>& tasks) {
         total_flops > 0 ? 100.0 * double(task.flops * task.calls) / double(total_flops) : 0.0;
     std::printf("%-5zu %-16s %6d %10.2f %6.1f%% %-20s %8lld  %s\n", i + 1, task.key.c_str(),
                 task.calls, double(task.flops) / 1e6, share,
-                task.strategy.empty() ? "generic" : task.strategy.c_str(),
+                task.space.strategy.empty() ? "generic" : task.space.strategy.c_str(),
                 static_cast<long long>(task.space_size()), task.name.c_str());
   }
   std::printf("knobs:\n");
   for (size_t i = 0; i < tasks.size(); ++i) {
-    if (tasks[i].knobs.empty()) continue;
+    if (tasks[i].space.knobs.empty()) continue;
     std::string text;
-    for (const auto& [name, values] : tasks[i].knobs) {
+    for (const auto& [name, values] : tasks[i].space.knobs) {
       text += (text.empty() ? "" : "  ") + name + " {";
       for (size_t v = 0; v < values.size(); ++v)
         text += (v ? ", " : "") + std::to_string(values[v]);

@@ -12,11 +12,12 @@
 
 #include "anvil/ir/ir.h"
 #include "anvil/tir/tir.h"
+#include "anvil/topi/knobs.h"
 
 namespace anvil::lower {
 
-// Knob values of a hand-written schedule by knob name (topi::ScheduleConfig).
-using KnobConfig = std::map<std::string, int64_t>;
+// Knob values of a hand-written schedule by knob name.
+using KnobConfig = topi::ScheduleConfig;
 
 struct LowerGroupOptions {
   int vector_bits = 512;             // SIMD width of the target
@@ -34,7 +35,7 @@ struct LowerGroupOptions {
 // generic schedule (no knobs), `declined` then says why when a strategy declined.
 struct GroupKnobSpace {
   std::string strategy;
-  std::vector<std::pair<std::string, std::vector<int64_t>>> knobs;
+  std::vector<topi::KnobSpace> knobs;
   std::string declined;
 };
 GroupKnobSpace group_knob_space(const ir::Function& fn, const LowerGroupOptions& options = {});

@@ -14,6 +14,7 @@
 #include "anvil/ir/ir.h"
 #include "anvil/te/te.h"
 #include "anvil/tir/schedule.h"
+#include "anvil/topi/knobs.h"
 
 namespace anvil::topi {
 
@@ -99,17 +100,6 @@ std::vector<std::string> ops_without_compute();
 // output (the op whose schedule this is); `epilogue_blocks` are the blocks after it that
 // consume it elementwise, in program order (the last one writes the group's output; empty
 // when the anchor itself writes it).
-// A schedule's knob as a tuner sees it for one group: its name and the values it may take.
-// Every combination of the values of a strategy's knobs is a valid schedule (it compiles and
-// computes the same); the heuristic's default is one of them.
-struct KnobSpace {
-  std::string name;
-  std::vector<int64_t> values;
-};
-
-// Knob values by name: one point of a strategy's search space.
-using ScheduleConfig = std::map<std::string, int64_t>;
-
 struct ScheduleArgs {
   const ir::CallNode& anchor;
   std::string anchor_block;

@@ -12,6 +12,7 @@
 
 #include "anvil/driver/build.h"
 #include "anvil/ir/ir.h"
+#include "anvil/lower/lower.h"
 
 namespace anvil::tune {
 
@@ -23,11 +24,9 @@ struct TuneTask {
   std::string fused_ops;  // "nn.contrib_conv2d_NCHWc, add, nn.relu"
   int64_t flops = 0;      // per call
   int calls = 0;          // how many times the model calls it (its weight)
-  // The anchor's strategy and its knobs; an empty strategy: nothing to tune (generic
-  // schedule), with `declined` saying why when a strategy declined.
-  std::string strategy;
-  std::vector<std::pair<std::string, std::vector<int64_t>>> knobs;
-  std::string declined;
+  // The anchor's strategy and its knobs (lower::group_knob_space); an empty strategy: nothing
+  // to tune (generic schedule).
+  lower::GroupKnobSpace space;
   ir::Function group;  // the fused group
 
   // The number of configs of the knobs' space (1 without knobs).

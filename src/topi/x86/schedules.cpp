@@ -28,19 +28,12 @@ void apply_config(const ScheduleArgs& args, const std::function<std::vector<Knob
                   const std::string& strategy,
                   const std::vector<std::pair<std::string, int64_t*>>& knobs) {
   if (!args.config) return;
-  const std::vector<KnobSpace> allowed = space();
+  std::string mismatch = config_mismatch(space(), *args.config, strategy);
+  if (!mismatch.empty()) throw Error(mismatch);
   for (const auto& [name, value] : *args.config) {
-    auto knob = std::find_if(allowed.begin(), allowed.end(),
-                             [&](const KnobSpace& k) { return k.name == name; });
     auto field = std::find_if(knobs.begin(), knobs.end(),
                               [&](const auto& entry) { return entry.first == name; });
-    if (knob == allowed.end() || field == knobs.end())
-      throw_error(strategy, " has no knob '", name, "'");
-    if (std::find(knob->values.begin(), knob->values.end(), value) == knob->values.end()) {
-      std::string values;
-      for (int64_t v : knob->values) values += (values.empty() ? "" : ", ") + std::to_string(v);
-      throw_error("knob '", name, "' = ", value, " is not one of {", values, "}");
-    }
+    ANVIL_ICHECK(field != knobs.end(), strategy, " declares knob '", name, "' but reads none");
     *field->second = value;
   }
 }
