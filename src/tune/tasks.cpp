@@ -43,6 +43,8 @@ std::vector<TuneTask> extract_tasks(const ir::IRModule& mod,
     task.calls = 1;
     task.space = lower::group_knob_space(group, graph.lower_options);
     task.group = group;
+    task.lower_options = graph.lower_options;
+    task.lower_options.config_for = nullptr;
     by_hash[hash].push_back(tasks.size());
     tasks.push_back(std::move(task));
   });

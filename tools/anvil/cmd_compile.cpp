@@ -128,6 +128,10 @@ class RecordsApplier {
       check();
       return nullptr;
     }
+    if (record.knobs.empty()) {  // the heuristic's own schedule measured fastest
+      ++kept_default_;
+      return nullptr;
+    }
     ++applied_;
     return &record.knobs;
   }
@@ -143,6 +147,7 @@ class RecordsApplier {
 
   size_t read() const { return read_; }
   int applied() const { return applied_; }
+  int kept_default() const { return kept_default_; }
   const std::vector<std::string>& problems() const { return problems_; }
 
  private:
@@ -153,6 +158,7 @@ class RecordsApplier {
   bool strict_ = false;
   size_t read_ = 0;
   int applied_ = 0;
+  int kept_default_ = 0;
   std::map<std::string, driver::TuningRecord> best_;
   std::set<std::string> used_;
   std::vector<std::string> problems_;
@@ -233,15 +239,19 @@ void compile_model(const CompileOptions& options) {
                               {"seconds", seconds},
                               {"dumped", dumped},
                               {"tuning_records", records.read()},
-                              {"tuned_kernels", records.applied()}};
+                              {"tuned_kernels", records.applied()},
+                              {"default_kept_kernels", records.kept_default()}};
     std::printf("%s\n", summary.dump().c_str());
   } else if (!options.quiet) {
     std::fprintf(stderr, "compiled %s at -O%d for %s into %s (%s package) in %.1f s\n",
                  source.c_str(), options.opt_level, options.target.c_str(), options.output.c_str(),
                  executor.c_str(), seconds);
     if (!options.tuning_records.empty())
-      std::fprintf(stderr, "applied tuning records from %s to %d kernels (%zu records read)\n",
-                   options.tuning_records.c_str(), records.applied(), records.read());
+      std::fprintf(stderr,
+                   "applied tuning records from %s to %d kernels, kept the default schedule of %d "
+                   "that measured fastest (%zu records read)\n",
+                   options.tuning_records.c_str(), records.applied(), records.kept_default(),
+                   records.read());
   }
 }
 

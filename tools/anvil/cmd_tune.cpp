@@ -1,9 +1,16 @@
-// anvil tune: tvmc's auto-tuner. `--list-tasks` prints the model's tuning tasks (its distinct
-// kernels, their work, their weight and the knobs their schedules offer); the search itself
-// is not available yet, and the command says so instead of pretending to tune.
-#include <CLI/CLI.hpp>
-#include <cstdio>
+// anvil tune: tvmc's auto-tuner. Finds the model's tasks (its distinct kernels), searches the
+// knobs of their schedules by measuring candidates in a worker process (`anvil tune-worker`,
+// hidden), and writes one tuning record per measurement for anvil compile --tuning-records.
+// `--list-tasks` only prints the tasks.
+#include <unistd.h>
 
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <set>
+
+#include "anvil/support/error.h"
 #include "anvil/tune/tune.h"
 #include "commands.h"
 #include "model_loading.h"
@@ -17,7 +24,22 @@ struct TuneOptions {
   std::string input_shapes;
   std::string target = "llvm";
   int opt_level = 3;
+  std::string desired_layout;
   bool list_tasks = false;
+  std::string output;
+  std::string prior_records;
+  int trials = 0;
+  double total_time = 0;
+  int early_stopping = 0;
+  std::string tuner = "xgb";
+  double timeout = 10;
+  int repeat = 3;
+  int number = 1;
+  double min_repeat_ms = 10;
+  int threads = 0;
+  int batch_size = 8;
+  uint64_t seed = 1;
+  bool quiet = false;
 };
 
 void print_tasks(const std::vector<tune::TuneTask>& tasks) {
@@ -48,44 +70,214 @@ void print_tasks(const std::vector<tune::TuneTask>& tasks) {
   }
 }
 
+// The program to run as the measurement worker: this very binary.
+std::string self_path() {
+  char buffer[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", buffer, sizeof buffer - 1);
+  if (n <= 0) throw Error("cannot find the anvil binary to run the measurement worker");
+  return std::string(buffer, size_t(n));
+}
+
+std::string knobs_text(const std::optional<topi::ScheduleConfig>& knobs) {
+  if (!knobs) return "default";
+  std::string text;
+  for (const auto& [name, value] : *knobs)
+    text += (text.empty() ? "" : " ") + name + "=" + std::to_string(value);
+  return text;
+}
+
+// The table printed after tuning: per tuned task its default and tuned time, and the model's
+// kernel time (calls x time over the tuned tasks) before and after.
+void print_summary(const std::vector<tune::TuneTask>& tasks,
+                   const std::vector<tune::TaskOutcome>& outcomes, double seconds, int trials) {
+  std::printf("\n%-5s %-44s %5s %11s %11s %8s %7s  %s\n", "task", "kernel", "calls", "default ms",
+              "tuned ms", "speed-up", "trials", "knobs");
+  double before = 0, after = 0;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const tune::TaskOutcome& outcome = outcomes[i];
+    if (outcome.trials == 0) continue;
+    std::string name = tasks[i].name;
+    if (name.size() > 44) name = name.substr(0, 41) + "...";
+    const double tuned = outcome.best_ms > 0 ? outcome.best_ms : outcome.default_ms;
+    const double speedup = outcome.default_ms > 0 && tuned > 0 ? outcome.default_ms / tuned : 0;
+    std::printf("%-5zu %-44s %5d %11.4f %11.4f %7.2fx %7d  %s\n", i + 1, name.c_str(),
+                tasks[i].calls, outcome.default_ms, tuned, speedup, outcome.trials,
+                knobs_text(outcome.best_knobs).c_str());
+    if (outcome.default_ms > 0) {
+      before += tasks[i].calls * outcome.default_ms;
+      after += tasks[i].calls * tuned;
+    }
+  }
+  std::printf("tuned kernels: %.3f ms -> %.3f ms per inference (%.2fx), %d trials in %.1f s\n",
+              before, after, after > 0 ? before / after : 0.0, trials, seconds);
+}
+
 void run_tune(const TuneOptions& options) {
   if (options.model.empty() == options.workload.empty())
     throw CLI::ValidationError("tune", "give either a model file or --workload NAME");
   check_target(options.target);
-  if (!options.list_tasks)
-    throw CLI::ValidationError("tune",
-                               "the search is not available yet; --list-tasks lists the model's "
-                               "tuning tasks, and anvil compile runs without --tuning-records");
+  if (!options.list_tasks && options.output.empty())
+    throw CLI::ValidationError("tune", "give -o/--output FILE for the tuning records (or "
+                                       "--list-tasks to print the tasks)");
+  if (!options.list_tasks && options.target.rfind("llvm", 0) != 0)
+    throw CLI::ValidationError("--target", "tuning measures on this machine: give an llvm target, "
+                                           "not '" + options.target + "'");
+  // Prior records are read before the slow part, so that a bad file fails fast.
+  std::vector<driver::TuningRecord> prior;
+  if (!options.prior_records.empty()) {
+    driver::TuningRecords records = driver::read_tuning_records(options.prior_records);
+    for (const std::string& problem : records.problems)
+      std::fprintf(stderr, "warning: %s\n", problem.c_str());
+    prior = std::move(records.records);
+  }
+
   auto [mod, params] =
       load_model_or_workload(options.model, options.input_shapes, options.workload);
   driver::BuildOptions build_options;
   build_options.target = options.target;
   build_options.pass_context.opt_level = options.opt_level;
-  print_tasks(tune::extract_tasks(mod, params, build_options));
+  if (!options.desired_layout.empty())
+    build_options.pass_context.config["relay.desired_layout"] = options.desired_layout;
+  std::vector<tune::TuneTask> tasks = tune::extract_tasks(mod, params, build_options);
+  if (options.list_tasks) return print_tasks(tasks);
+
+  // The records file: new measurements are appended as they come, so that a tuning run that is
+  // stopped keeps what it measured. A file other than --prior-records starts with the prior
+  // records of this model's tasks, so that it holds everything compile needs.
+  const bool append = options.output == options.prior_records;
+  std::ofstream out(options.output, append ? std::ios::app : std::ios::trunc);
+  if (!out) throw Error("cannot write tuning records to '" + options.output + "'");
+  if (!append) {
+    std::set<std::string> keys;
+    for (const tune::TuneTask& task : tasks) keys.insert(task.key);
+    for (const driver::TuningRecord& record : prior)
+      if (keys.count(record.task)) out << driver::format_tuning_record(record) << "\n";
+    out.flush();
+  }
+
+  tune::TuneOptions tune_options;
+  tune_options.tuner = options.tuner;
+  tune_options.trials = options.trials;
+  tune_options.total_time_s = options.total_time;
+  tune_options.early_stopping = options.early_stopping;
+  tune_options.batch_size = options.batch_size;
+  tune_options.seed = options.seed;
+  tune_options.prior = std::move(prior);
+  tune_options.measure.worker_command = {self_path(), "tune-worker"};
+  tune_options.measure.target = options.target;
+  tune_options.measure.repeat = options.repeat;
+  tune_options.measure.number = options.number;
+  tune_options.measure.min_repeat_ms = options.min_repeat_ms;
+  tune_options.measure.timeout_s = options.timeout;
+  tune_options.measure.threads = options.threads;
+
+  int tunable = 0;
+  for (const tune::TuneTask& task : tasks) tunable += !task.space.knobs.empty();
+  std::vector<int> task_number(tasks.size(), 0);
+  for (size_t i = 0, n = 0; i < tasks.size(); ++i)
+    if (!tasks[i].space.knobs.empty()) task_number[i] = int(++n);
+  if (!options.quiet)
+    std::printf("tuning %d of %zu tasks with the %s tuner%s\n", tunable, tasks.size(),
+                options.tuner.c_str(),
+                options.trials > 0 ? (", " + std::to_string(options.trials) + " trials").c_str()
+                                   : "");
+
+  tune::TuneCallbacks callbacks;
+  callbacks.record = [&](const driver::TuningRecord& record) {
+    out << driver::format_tuning_record(record) << "\n";
+    out.flush();
+  };
+  if (!options.quiet)
+    callbacks.progress = [&](const tune::TuneProgress& p) {
+      std::printf("[Task %2d/%2d]  Current/Best: %8.2f/%8.2f GFLOPS | Progress: (%d/%lld) | %.2f s%s\n",
+                  task_number[p.task], tunable, p.current_gflops, p.best_gflops, p.task_trials,
+                  static_cast<long long>(p.task_space), p.elapsed_s, p.task_done ? " Done." : "");
+      std::fflush(stdout);
+    };
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<tune::TaskOutcome> outcomes = tune::tune_tasks(tasks, tune_options, callbacks);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!out) throw Error("cannot write tuning records to '" + options.output + "'");
+  int trials = 0;
+  for (const tune::TaskOutcome& outcome : outcomes) trials += outcome.trials;
+  if (!options.quiet) {
+    print_summary(tasks, outcomes, seconds, trials);
+    std::printf("tuning records: %s\n", options.output.c_str());
+  }
 }
 
 }  // namespace
 
 void add_tune_command(CLI::App& app) {
   auto options = std::make_shared<TuneOptions>();
-  auto* cmd = app.add_subcommand("tune", "Auto-tune the kernels of a model (--list-tasks for now)");
+  auto* cmd = app.add_subcommand("tune", "Auto-tune the kernels of a model into tuning records");
   cmd->add_option("model", options->model, "the model: an .onnx file")->check(existing_path());
   cmd->add_option("--workload", options->workload,
                   "a built-in network instead (resnet18, resnet50, mlp, mobilenet, ...)");
+  cmd->add_option("-o,--output", options->output,
+                  "the tuning records file to write (JSON lines, one per measurement)");
   cmd->add_option("--target", options->target,
-                  "\"llvm\" (host CPU), \"llvm -mcpu=NAME -mattr=+f,-g\" or \"c\" (default llvm)");
+                  "\"llvm\" (host CPU) or \"llvm -mcpu=NAME -mattr=+f,-g\" (default llvm)");
   cmd->add_option("-O,--opt-level", options->opt_level, "optimization level 0..3 (default 3)")
       ->check(CLI::Range(0, 3));
   cmd->add_option("--input-shapes", options->input_shapes,
                   "fix dynamic input shapes, e.g. \"data:[1,3,224,224] mask:[1,10]\"");
+  cmd->add_option("--desired-layout", options->desired_layout,
+                  "the convolution layout to tune for, as anvil compile's (NCHW or NHWC)")
+      ->check(CLI::IsMember({"NCHW", "NHWC"}));
+  cmd->add_option("--trials", options->trials,
+                  "measurements in all, spread over the tasks (default: until every config is "
+                  "measured or --total-time is spent)")
+      ->check(CLI::Range(1, 1 << 30));
+  cmd->add_option("--total-time", options->total_time,
+                  "seconds to tune for; no batch starts after that (default: no limit)")
+      ->check(CLI::Range(0.0, 1e9));
+  cmd->add_option("--early-stopping", options->early_stopping,
+                  "leave a task after this many trials without a better config (default: never)")
+      ->check(CLI::Range(1, 1 << 30));
+  cmd->add_option("--tuner", options->tuner,
+                  "xgb (a cost model ranks the candidates), ga, random or grid (default xgb)")
+      ->check(CLI::IsMember({"xgb", "ga", "random", "grid"}));
+  cmd->add_option("--prior-records", options->prior_records,
+                  "records of an earlier run: what they measured is not measured again")
+      ->check(existing_path());
+  cmd->add_option("--timeout", options->timeout,
+                  "seconds a candidate may take to compile or to run before it counts as hung "
+                  "(default 10)")
+      ->check(CLI::Range(0.1, 1e6));
+  cmd->add_option("--repeat", options->repeat, "timed repeats per candidate (default 3)")
+      ->check(CLI::Range(1, 1000));
+  cmd->add_option("--number", options->number,
+                  "kernel calls per repeat, raised until a repeat lasts --min-repeat-ms (default 1)")
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--min-repeat-ms", options->min_repeat_ms,
+                  "least milliseconds one repeat lasts (default 10)")
+      ->check(CLI::Range(0.0, 1e6));
+  cmd->add_option("--threads", options->threads,
+                  "threads the kernels run on while measured (default: all cores)")
+      ->check(CLI::Range(1, 4096));
+  cmd->add_option("--batch-size", options->batch_size,
+                  "candidates compiled together and measured one after another (default 8)")
+      ->check(CLI::Range(1, 1024));
+  cmd->add_option("--seed", options->seed, "seed of the search's random choices (default 1)");
+  cmd->add_flag("-q,--quiet", options->quiet, "print nothing but errors");
   cmd->add_flag("--list-tasks", options->list_tasks,
                 "print the tuning tasks (distinct kernels, their FLOPs and weight, the knobs of "
                 "their schedules) and exit");
   cmd->footer(
       "Examples:\n"
-      "  anvil tune resnet50.onnx --list-tasks\n"
-      "  anvil tune --workload resnet18 --list-tasks -O 3");
+      "  anvil tune resnet50.onnx -o records.json --trials 400\n"
+      "  anvil tune resnet50.onnx -o records.json --total-time 600 --early-stopping 64\n"
+      "  anvil tune resnet50.onnx -o more.json --prior-records records.json --trials 200\n"
+      "  anvil compile resnet50.onnx --tuning-records records.json -o tuned.tar\n"
+      "  anvil tune resnet50.onnx --list-tasks");
   cmd->callback([options] { run_tune(*options); });
+
+  // The measurement worker the tuner starts: requests on stdin, results on stdout.
+  auto* worker = app.add_subcommand("tune-worker", "");
+  worker->group("");
+  worker->callback([] { std::exit(tune::run_measure_worker(0, 1)); });
 }
 
 }  // namespace anvil::cli

@@ -54,6 +54,9 @@ struct TuningRecords {
 // `strict`, is an Error naming the file and line.
 TuningRecords read_tuning_records(const std::string& path, bool strict = false);
 
+// The record as one line of a records file (no newline); read_tuning_records reads it back.
+std::string format_tuning_record(const TuningRecord& record);
+
 // The workload key of a fused group: a 64-bit FNV-1a hash, in hex, of the group's text (the
 // same ops, shapes, dtypes, layouts and attrs give the same key in any model).
 std::string workload_key(const ir::Function& group);

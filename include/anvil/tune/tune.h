@@ -6,11 +6,15 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "anvil/driver/build.h"
+#include "anvil/driver/tuning_records.h"
 #include "anvil/ir/ir.h"
 #include "anvil/lower/lower.h"
 
@@ -28,6 +32,8 @@ struct TuneTask {
   // to tune (generic schedule).
   lower::GroupKnobSpace space;
   ir::Function group;  // the fused group
+  // The options build() lowers the group with (vector width, target kind).
+  lower::LowerGroupOptions lower_options;
 
   // The number of configs of the knobs' space (1 without knobs).
   int64_t space_size() const;
@@ -37,5 +43,108 @@ struct TuneTask {
 std::vector<TuneTask> extract_tasks(const ir::IRModule& mod,
                                     const std::vector<std::pair<std::string, Tensor>>& params,
                                     const driver::BuildOptions& options = {});
+
+// ---- Measurement ------------------------------------------------------------------------
+// Candidates are compiled and timed in a worker process (`anvil tune-worker`, or any program
+// that runs run_measure_worker): a crash, a hang or a wrong result there costs the candidate,
+// never the tuner. The worker is restarted after a failure.
+
+struct MeasureOptions {
+  // The worker's command line (program first); the worker reads requests on stdin.
+  std::vector<std::string> worker_command;
+  std::string target = "llvm";  // an llvm target string
+  int repeat = 3;               // timed repeats; the cost of each is the mean over its calls
+  int number = 1;               // calls per repeat (raised until a repeat lasts min_repeat_ms)
+  double min_repeat_ms = 10;
+  double timeout_s = 10;  // per candidate's run, and per candidate compiled
+  int threads = 0;        // runtime threads while timing (0: all hardware threads)
+};
+
+// One candidate: a task and a point of its knob space, or nullopt for the heuristic's
+// schedule. `fault` ("crash", "hang", "wrong") makes the worker fail on purpose, for tests.
+struct MeasureInput {
+  size_t task = 0;
+  std::optional<topi::ScheduleConfig> knobs;
+  std::string fault;
+};
+
+struct MeasureResult {
+  int error = driver::kRecordOk;  // driver::RecordError
+  std::vector<double> costs_ms;   // per repeat; empty after an error
+  std::string message;            // why, after an error
+  double mean_ms() const;
+};
+
+class Measurer {
+ public:
+  Measurer(std::vector<TuneTask> tasks, MeasureOptions options);
+  ~Measurer();
+  Measurer(const Measurer&) = delete;
+  Measurer& operator=(const Measurer&) = delete;
+
+  // Compiles the batch (side by side on the compile threads) and times it, one candidate at a
+  // time; results in input order.
+  std::vector<MeasureResult> measure(const std::vector<MeasureInput>& batch);
+  // Worker processes started so far (a restart follows every crash or hang).
+  int workers_started() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The worker's loop: reads JSON requests from fd `in`, answers on fd `out`, until end of
+// input. Returns the exit status.
+int run_measure_worker(int in, int out);
+
+// ---- Search -----------------------------------------------------------------------------
+
+struct TuneOptions {
+  std::string tuner = "xgb";  // "xgb", "ga", "random" or "grid"
+  int trials = 0;             // measurements in all (defaults included); 0: every config
+  double total_time_s = 0;    // stop starting batches after this long; 0: no limit
+  int early_stopping = 0;     // leave a task after this many trials without a better one
+  int batch_size = 8;         // candidates compiled and measured together
+  uint64_t seed = 1;
+  MeasureOptions measure;
+  // Records already measured (--prior-records): their configs are not measured again, and they
+  // seed each task's best and cost model.
+  std::vector<driver::TuningRecord> prior;
+};
+
+// What the tuner reports after each measured batch of a task.
+struct TuneProgress {
+  size_t task = 0;      // index into the tasks
+  int task_trials = 0;  // measured for this task so far (prior records included)
+  int64_t task_space = 0;
+  double current_gflops = 0;  // the best of this batch
+  double best_gflops = 0;
+  int trials = 0;  // all tasks
+  double elapsed_s = 0;
+  bool task_done = false;  // the space is exhausted or early stopping left it
+};
+
+struct TaskOutcome {
+  double default_ms = 0;  // the heuristic's schedule; 0 when not measured
+  double best_ms = 0;     // the best measured (the default when nothing beat it)
+  std::optional<topi::ScheduleConfig> best_knobs;  // nullopt: the default is best
+  int trials = 0;
+  int errors = 0;
+};
+
+struct TuneCallbacks {
+  std::function<void(const TuneProgress&)> progress;
+  std::function<void(const driver::TuningRecord&)> record;  // each new measurement
+};
+
+// Tunes the tasks with knobs; tasks without knobs are left alone. One outcome per task.
+std::vector<TaskOutcome> tune_tasks(const std::vector<TuneTask>& tasks, const TuneOptions& options,
+                                    const TuneCallbacks& callbacks = {});
+
+// ---- Cost model features ----------------------------------------------------------------
+
+// Loop features of a lowered candidate (its scheduled tensor IR): how much runs in parallel,
+// vector lanes, unrolled work, loop depth, stores executed, scratch memory; all log-scaled.
+std::vector<float> loop_features(const tir::PrimFunc& scheduled);
 
 }  // namespace anvil::tune
