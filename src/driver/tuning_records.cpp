@@ -97,11 +97,10 @@ TuningRecords read_tuning_records(const std::string& path, bool strict) {
 }
 
 std::string format_tuning_record(const TuningRecord& record) {
-  Json json = {{"version", record.version}, {"task", record.task},
-               {"name", record.name},       {"strategy", record.strategy},
-               {"target", record.target},   {"knobs", Json::object()},
-               {"costs_ms", record.costs_ms}, {"error", record.error},
-               {"timestamp", record.timestamp}};
+  Json json = {
+      {"version", record.version},   {"task", record.task},     {"name", record.name},
+      {"strategy", record.strategy}, {"target", record.target}, {"knobs", Json::object()},
+      {"costs_ms", record.costs_ms}, {"error", record.error},   {"timestamp", record.timestamp}};
   for (const auto& [name, value] : record.knobs) json["knobs"][name] = value;
   return json.dump();
 }

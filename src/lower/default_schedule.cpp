@@ -70,8 +70,22 @@ bool writes_any(const tir::BlockNode& block,
   return false;
 }
 
+// The knobs of the generic schedule, applied alike to every block of a group. The defaults
+// are the heuristic's own choices.
+struct GenericKnobs {
+  int64_t vectorize = 1;        // 0: scalar loops
+  int64_t parallel_grain = 64;  // fuse leading loops up to this many iterations; 0: serial
+  int64_t unroll = 1;           // unroll the loop above the vector by this factor
+};
+constexpr const char* kGenericStrategy = "generic";
+
+std::vector<topi::KnobSpace> generic_knob_space() {
+  return {{"vectorize", {0, 1}}, {"parallel_grain", {0, 16, 64, 256}}, {"unroll", {1, 2, 4}}};
+}
+
 // Parallel and vectorized loops for one block of the generic schedule.
-void schedule_block_generic(Schedule& sch, const std::string& name, int vector_bits) {
+void schedule_block_generic(Schedule& sch, const std::string& name, int vector_bits,
+                            const GenericKnobs& knobs) {
   const tir::Block block = sch.get(sch.get_block(name));
   int num_spatial = spatial_count(*block);
   bool reduces = has_reduce_vars(*block);
@@ -99,13 +113,14 @@ void schedule_block_generic(Schedule& sch, const std::string& name, int vector_b
   std::optional<LoopRV> outer_of_inner;
   const std::optional<int64_t> known = sch.loop_extent(inner);
   int64_t extent = known.value_or(0);
-  int64_t width = extent > 0 ? pick_vector_width(extent, bits, vector_bits) : 1;
+  int64_t width = extent > 0 && knobs.vectorize ? pick_vector_width(extent, bits, vector_bits) : 1;
   // An extent with no divisor of four or more lanes (197, 1000003), or a size variable, still
   // takes full vectors: the split leaves a guard, and partition_loops gives the full vectors a
   // guard-free loop of their own when the loop above the vector is serial (below a leading
   // parallel loop).
   const int64_t full_width = std::max<int64_t>(1, vector_bits / std::max(bits, 8));
-  if (width == 1 && (extent > full_width || !known) && num_spatial >= 2) width = full_width;
+  if (knobs.vectorize && width == 1 && (extent > full_width || !known) && num_spatial >= 2)
+    width = full_width;
   if (width > 1) {
     try_step(sch, [&](Schedule& s) {
       LoopRV vec = inner;
@@ -129,18 +144,37 @@ void schedule_block_generic(Schedule& sch, const std::string& name, int vector_b
   }
 
   // Parallel over the leading spatial loops (fused) when there is enough work.
-  if (total < kMinParallelElements) return;
   std::vector<LoopRV> leading(spatial.begin(), spatial.end() - 1);
   if (outer_of_inner && leading.empty()) leading.push_back(*outer_of_inner);
-  if (leading.empty()) return;
   // Fuse only as many leading loops as needed for a few tasks per thread.
   std::vector<LoopRV> to_fuse;
-  int64_t product = 1;
-  for (const LoopRV& loop : leading) {
-    to_fuse.push_back(loop);
-    product *= sch.loop_extent(loop).value_or(16);
-    if (product >= 64) break;
+  if (total >= kMinParallelElements && knobs.parallel_grain > 0) {
+    int64_t product = 1;
+    for (const LoopRV& loop : leading) {
+      to_fuse.push_back(loop);
+      product *= sch.loop_extent(loop).value_or(16);
+      if (product >= knobs.parallel_grain) break;
+    }
   }
+  // Unroll the serial loop right above the vector (the innermost loop when scalar), in
+  // elementwise blocks only: under a reduction that loop is outside the reduction, and
+  // unrolling it would copy the whole reduction.
+  if (knobs.unroll > 1 && !reduces) {
+    std::optional<LoopRV> above;
+    if (outer_of_inner &&
+        (to_fuse.empty() || to_fuse.back().var.get() != outer_of_inner->var.get()))
+      above = outer_of_inner;
+    else if (!outer_of_inner && width > 1 && leading.size() > to_fuse.size())
+      above = leading.back();
+    else if (width == 1)  // scalar: the innermost loop itself
+      above = inner;
+    if (above)
+      try_step(sch, [&](Schedule& s) {
+        std::vector<LoopRV> parts = s.split(*above, {nullptr, tir::make_int(knobs.unroll)});
+        s.unroll(parts[1]);
+      });
+  }
+  if (to_fuse.empty()) return;
   try_step(sch, [&](Schedule& s) {
     LoopRV fused = to_fuse.size() == 1 ? to_fuse[0] : s.fuse(to_fuse);
     s.parallel(fused);
@@ -228,17 +262,22 @@ GroupKnobSpace group_knob_space(const ir::Function& fn, const LowerGroupOptions&
   const ir::CallNode* anchor = find_anchor(fn);
   const topi::ScheduleStrategy* strategy =
       anchor ? topi::find_schedule(anchor->op()->name) : nullptr;
-  if (!strategy || !strategy->space) return result;
-  LowerGroupOptions naive = options;
-  naive.schedule = false;
-  PreparedGroup group = prepare_group(lower_primitive(fn, "kernel", naive), fn);
-  try {
-    result.knobs = strategy->space(group.sch, strategy_args(group, *anchor, options));
-    result.strategy = strategy->name;
-  } catch (const Error& e) {
-    result.knobs.clear();
-    result.declined = strategy->name + ": " + e.what();
+  if (strategy && !strategy->space) return result;  // a strategy without knobs
+  if (strategy) {
+    LowerGroupOptions naive = options;
+    naive.schedule = false;
+    PreparedGroup group = prepare_group(lower_primitive(fn, "kernel", naive), fn);
+    try {
+      result.knobs = strategy->space(group.sch, strategy_args(group, *anchor, options));
+      result.strategy = strategy->name;
+      return result;
+    } catch (const Error& e) {
+      result.declined = strategy->name + ": " + e.what();
+    }
   }
+  // The generic schedule runs: its knobs.
+  result.strategy = kGenericStrategy;
+  result.knobs = generic_knob_space();
   return result;
 }
 
@@ -272,8 +311,24 @@ tir::PrimFunc schedule_group(const tir::PrimFunc& func, const ir::Function& fn,
       attrs = attrs.with(topi::kScheduleDeclinedAttr, layout->name + ": " + reason);
     }
   }
+  GenericKnobs knobs;
+  if (const KnobConfig* config = options.config_for ? options.config_for(fn, options) : nullptr) {
+    const std::string why = topi::config_mismatch(generic_knob_space(), *config, kGenericStrategy);
+    if (why.empty()) {
+      auto value = [&](const char* knob, int64_t fallback) {
+        auto it = config->find(knob);
+        return it == config->end() ? fallback : it->second;
+      };
+      knobs = {value("vectorize", knobs.vectorize), value("parallel_grain", knobs.parallel_grain),
+               value("unroll", knobs.unroll)};
+    } else if (!attrs.find(topi::kScheduleDeclinedAttr)) {
+      // Knobs outside the generic space: the heuristic's choices, and the kernel says why.
+      // (After a strategy declined, its own knobs reach here too; its reason is kept.)
+      attrs = attrs.with(topi::kScheduleDeclinedAttr, std::string(kGenericStrategy) + ": " + why);
+    }
+  }
   for (const BlockRV& block : remaining)
-    schedule_block_generic(sch, block.name, options.vector_bits);
+    schedule_block_generic(sch, block.name, options.vector_bits, knobs);
   return with_schedule_attrs(sch.func(), attrs.with(topi::kScheduleAttr, std::string("generic")));
 }
 

@@ -62,12 +62,18 @@ class LoopFeatures : public tir::Visitor {
   }
 
   std::vector<float> features() const {
-    return {float(log_scale(parallel_)),       float(log_scale(lanes_)),
-            float(log_scale(unrolled_)),       float(unrolled_loops_),
-            float(depth_),                     float(log_scale(stores_)),
-            float(log_scale(loads_)),          float(log_scale(vector_stores_)),
-            float(log_scale(scratch_bytes_)),  float(loops_),
-            float(log_scale(inner_serial_)),   float(store_statements_)};
+    return {float(log_scale(parallel_)),
+            float(log_scale(lanes_)),
+            float(log_scale(unrolled_)),
+            float(unrolled_loops_),
+            float(depth_),
+            float(log_scale(stores_)),
+            float(log_scale(loads_)),
+            float(log_scale(vector_stores_)),
+            float(log_scale(scratch_bytes_)),
+            float(loops_),
+            float(log_scale(inner_serial_)),
+            float(store_statements_)};
   }
 
  private:

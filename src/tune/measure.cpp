@@ -92,9 +92,9 @@ class WorkerProcess {
           return Read::kClosed;  // not the worker's protocol: treat as dead
         }
       }
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                            deadline - clock_type::now())
-                            .count();
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock_type::now())
+              .count();
       if (left <= 0) return Read::kTimeout;
       pollfd fd{out_, POLLIN, 0};
       const int ready = ::poll(&fd, 1, int(std::min<int64_t>(left, 1 << 30)));
@@ -119,7 +119,8 @@ class WorkerProcess {
     close_all();
     if (WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL)
       return std::string("the worker died of ") + strsignal(WTERMSIG(status));
-    if (WIFEXITED(status)) return "the worker exited with status " + std::to_string(WEXITSTATUS(status));
+    if (WIFEXITED(status))
+      return "the worker exited with status " + std::to_string(WEXITSTATUS(status));
     return "";
   }
 
@@ -140,7 +141,7 @@ struct Measurer::Impl {
   std::vector<TuneTask> tasks;
   MeasureOptions options;
   std::unique_ptr<WorkerProcess> worker;
-  std::set<size_t> registered;                // tasks the current worker knows
+  std::set<size_t> registered;                 // tasks the current worker knows
   std::map<size_t, std::string> broken_tasks;  // whose default schedule does not run
   int started = 0;
 
@@ -158,8 +159,7 @@ struct Measurer::Impl {
   }
 
   clock_type::time_point deadline(double seconds) const {
-    return clock_type::now() +
-           std::chrono::milliseconds(int64_t(std::max(seconds, 0.05) * 1000.0));
+    return clock_type::now() + std::chrono::milliseconds(int64_t(std::max(seconds, 0.05) * 1000.0));
   }
 
   // Sends the task to the worker unless it has it; false when the task cannot be measured
@@ -180,11 +180,11 @@ struct Measurer::Impl {
     if (read != WorkerProcess::Read::kLine) {
       const std::string how = worker->kill();
       restart_worker();
-      broken_tasks[index] = "the default schedule " +
-                            std::string(read == WorkerProcess::Read::kTimeout
-                                            ? "ran past the time limit"
-                                            : "crashed the worker") +
-                            (how.empty() ? "" : " (" + how + ")");
+      broken_tasks[index] =
+          "the default schedule " +
+          std::string(read == WorkerProcess::Read::kTimeout ? "ran past the time limit"
+                                                            : "crashed the worker") +
+          (how.empty() ? "" : " (" + how + ")");
       return false;
     }
     if (reply.value("error", 0) != 0) {
@@ -219,6 +219,7 @@ struct Measurer::Impl {
                     {"number", options.number},
                     {"min_repeat_ms", options.min_repeat_ms},
                     {"threads", options.threads},
+                    {"flush_cache", options.flush_cache},
                     {"candidates", candidates}};
     WorkerProcess& w = live_worker();
     std::vector<bool> compiled(ready.size(), false);
@@ -235,7 +236,8 @@ struct Measurer::Impl {
         restart_worker();
         if (running >= 0) {
           results[ready[running]] = MeasureResult{
-              hung ? driver::kRecordTimeout : driver::kRecordRuntimeError, {},
+              hung ? driver::kRecordTimeout : driver::kRecordRuntimeError,
+              {},
               hung ? "ran past the time limit of " + std::to_string(options.timeout_s) + " s"
                    : "crashed" + (how.empty() ? std::string() : " (" + how + ")")};
           return {};
@@ -245,7 +247,8 @@ struct Measurer::Impl {
           if (!compiled[k] && !results[ready[k]]) suspects.push_back(ready[k]);
         if (suspects.size() == 1) {
           results[suspects[0]] = MeasureResult{
-              hung ? driver::kRecordTimeout : driver::kRecordCompileError, {},
+              hung ? driver::kRecordTimeout : driver::kRecordCompileError,
+              {},
               hung ? "compiling ran past the time limit"
                    : "the compiler crashed" + (how.empty() ? std::string() : " (" + how + ")")};
           return {};
@@ -278,8 +281,10 @@ struct Measurer::Impl {
       const std::string how = worker->kill();
       restart_worker();
       if (ready.size() == 1) {
-        results[ready[0]] = MeasureResult{driver::kRecordRuntimeError, {},
-                                          "the worker went away" + (how.empty() ? "" : " (" + how + ")")};
+        results[ready[0]] =
+            MeasureResult{driver::kRecordRuntimeError,
+                          {},
+                          "the worker went away" + (how.empty() ? "" : " (" + how + ")")};
         return {};
       }
       std::vector<size_t> left;

@@ -7,6 +7,7 @@
 //        The worker parses the group, makes random inputs and runs the heuristic's schedule
 //        once: its outputs are what every candidate of the task must reproduce.
 //   {"op": "measure", "repeat": 3, "number": 1, "min_repeat_ms": 10, "threads": 2,
+//    "flush_cache": true,
 //    "candidates": [{"task": 3, "knobs": {"oc_tile": 2} | null, "fault": ""}, ...]}
 //     -> {"event": "compiled", "index": i, "error": 0|1, "message": ...} for every candidate,
 //        then per candidate that compiled {"event": "start", "index": i} and
@@ -33,6 +34,7 @@
 #include "anvil/tir/transform.h"
 #include "anvil/topi/topi.h"
 #include "anvil/tune/tune.h"
+#include "driver/compile_kernels.h"
 
 namespace anvil::tune {
 namespace {
@@ -87,11 +89,11 @@ tir::PrimFunc lower_candidate(const WorkerTask& task, const topi::ScheduleConfig
   if (knobs && !task.strategy.empty()) {
     const ir::AttrValue* ran = scheduled->func_attrs.find(topi::kScheduleAttr);
     const std::string* name = ran ? std::get_if<std::string>(ran) : nullptr;
-    if (!name || *name != task.strategy) {
-      const ir::AttrValue* why = scheduled->func_attrs.find(topi::kScheduleDeclinedAttr);
-      const std::string* text = why ? std::get_if<std::string>(why) : nullptr;
+    const ir::AttrValue* why = scheduled->func_attrs.find(topi::kScheduleDeclinedAttr);
+    const std::string* text = why ? std::get_if<std::string>(why) : nullptr;
+    // The strategy that ran must be the task's, and must not have set the knobs aside.
+    if (!name || *name != task.strategy || (text && text->rfind(task.strategy + ":", 0) == 0))
       throw Error(task.strategy + " declined the knobs" + (text ? ": " + *text : std::string()));
-    }
   }
   return tir::transform::lower(scheduled);
 }
@@ -160,16 +162,20 @@ class Worker {
       ir::IRModule mod;
       mod.add("main", ir::downcast<ir::FunctionNode>(parsed));
       task.group = ir::infer_type(mod).get_function("main");
-      task.target = codegen::Target::parse(request.at("target").get<std::string>());
-      task.lower_options.vector_bits = task.target.vector_bits();
+      // The target as build() resolves it ("llvm": this machine's CPU and features).
+      const driver::BuildTarget target =
+          driver::resolve_build_target(request.at("target").get<std::string>());
+      task.target = target.target;
+      task.lower_options.vector_bits = target.vector_bits;
+      task.lower_options.target_kind = target.target.kind;
       task.strategy = request.value("strategy", "");
       for (size_t i = 0; i < task.group->params.size(); ++i) {
         const auto* type = ir::as<ir::TensorTypeNode>(task.group->params[i]->checked_type);
         if (!type || !type->static_shape()) throw Error("a group input is not a static tensor");
         task.inputs.push_back(random_input(*type->static_shape(), type->dtype, 17 + i));
       }
-      Module module = codegen::jit_compile({lower_candidate(task, nullptr, "reference")},
-                                           task.target);
+      Module module =
+          codegen::jit_compile({lower_candidate(task, nullptr, "reference")}, task.target);
       task.expected = fresh_outputs(task);
       call_kernel(module.function("reference"), task.inputs, task.expected);
       tasks_[id] = std::move(task);
@@ -184,6 +190,7 @@ class Worker {
     const int repeat = std::max(1, request.value("repeat", 3));
     const int number = std::max(1, request.value("number", 1));
     const double min_repeat_ms = request.value("min_repeat_ms", 0.0);
+    const bool flush_cache = request.value("flush_cache", true);
     set_num_threads(request.value("threads", 0));
     const json& candidates = request.at("candidates");
     const size_t n = candidates.size();
@@ -212,7 +219,8 @@ class Worker {
     std::vector<Module> modules(funcs.size());
     try {
       if (!funcs.empty()) {
-        Module all = codegen::jit_load(codegen::compile_objects(funcs, tasks_.begin()->second.target));
+        Module all =
+            codegen::jit_load(codegen::compile_objects(funcs, tasks_.begin()->second.target));
         for (Module& m : modules) m = all;
       }
     } catch (const std::exception&) {
@@ -253,8 +261,8 @@ class Worker {
           result["error"] = driver::kRecordWrongResult;
           result["message"] = mismatch;
         } else {
-          result["costs_ms"] = time_kernel(kernel, task.inputs, outputs, repeat, number,
-                                           min_repeat_ms);
+          result["costs_ms"] =
+              time_kernel(kernel, task.inputs, outputs, repeat, number, min_repeat_ms, flush_cache);
         }
       } catch (const std::exception& e) {
         result["error"] = driver::kRecordRuntimeError;
@@ -266,16 +274,23 @@ class Worker {
   }
 
   // Mean milliseconds per call for each repeat; a repeat shorter than min_repeat_ms is run
-  // again with more calls.
+  // again with more calls. With flush_cache, every input but the first (the weights, in a
+  // model's kernels) leaves the caches before each call, untimed: inside a model, the weights
+  // of a layer were evicted by the layers between two of its calls, and a kernel timed with
+  // them cached would be chosen for a reuse pattern it will never see.
   static std::vector<double> time_kernel(const PackedFunc& kernel, const std::vector<Tensor>& in,
                                          const std::vector<Tensor>& out, int repeat, int number,
-                                         double min_repeat_ms) {
+                                         double min_repeat_ms, bool flush_cache) {
     std::vector<double> costs;
     using clock = std::chrono::steady_clock;
     while (int(costs.size()) < repeat) {
-      const auto start = clock::now();
-      for (int c = 0; c < number; ++c) call_kernel(kernel, in, out);
-      const double ms = std::chrono::duration<double, std::milli>(clock::now() - start).count();
+      double ms = 0;
+      for (int c = 0; c < number; ++c) {
+        if (flush_cache) flush_from_caches(in);
+        const auto start = clock::now();
+        call_kernel(kernel, in, out);
+        ms += std::chrono::duration<double, std::milli>(clock::now() - start).count();
+      }
       if (ms < min_repeat_ms && number < (1 << 20)) {
         const double scale = ms > 0 ? min_repeat_ms / ms : 16.0;
         number = int(std::min(double(number) * std::min(scale * 1.2, 16.0) + 1, 1048576.0));
@@ -284,6 +299,19 @@ class Worker {
       costs.push_back(ms / number);
     }
     return costs;
+  }
+
+  static void flush_from_caches(const std::vector<Tensor>& in) {
+#if defined(__x86_64__)
+    for (size_t i = 1; i < in.size(); ++i) {
+      const char* data = static_cast<const char*>(in[i].data());
+      const int64_t bytes = in[i].numel() * in[i].dtype().bytes();
+      for (int64_t offset = 0; offset < bytes; offset += 64) __builtin_ia32_clflush(data + offset);
+    }
+    __builtin_ia32_mfence();
+#else
+    (void)in;
+#endif
   }
 
   int out_;

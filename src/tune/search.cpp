@@ -238,10 +238,13 @@ class XgbProposer : public Proposer {
       check_xgb(XGDMatrixCreateFromMat(train.data(), labels.size(), width, NAN, &dtrain), "data");
       check_xgb(XGDMatrixSetFloatInfo(dtrain, "label", labels.data(), labels.size()), "labels");
       check_xgb(XGBoosterCreate(&dtrain, 1, &booster), "booster");
-      const std::pair<const char*, const char*> params[] = {
-          {"objective", "rank:pairwise"}, {"max_depth", "6"}, {"eta", "0.3"},
-          {"min_child_weight", "1"},      {"gamma", "0.0001"}, {"nthread", "1"},
-          {"seed", "1"}};
+      const std::pair<const char*, const char*> params[] = {{"objective", "rank:pairwise"},
+                                                            {"max_depth", "6"},
+                                                            {"eta", "0.3"},
+                                                            {"min_child_weight", "1"},
+                                                            {"gamma", "0.0001"},
+                                                            {"nthread", "1"},
+                                                            {"seed", "1"}};
       for (const auto& [name, value] : params)
         check_xgb(XGBoosterSetParam(booster, name, value), "parameters");
       for (int round = 0; round < 40; ++round)

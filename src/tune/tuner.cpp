@@ -39,7 +39,8 @@ driver::TuningRecord make_record(const TuneTask& task, const std::string& target
 bool account(TaskState& state, const std::optional<topi::ScheduleConfig>& knobs, int error,
              double mean_ms) {
   ++state.trials;
-  const double cost = error == driver::kRecordOk ? mean_ms : std::numeric_limits<double>::infinity();
+  const double cost =
+      error == driver::kRecordOk ? mean_ms : std::numeric_limits<double>::infinity();
   if (error != driver::kRecordOk) ++state.errors;
   int64_t point = -1;
   if (!knobs || knobs->empty()) {

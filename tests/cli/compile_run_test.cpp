@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "anvil/runtime/npy.h"
@@ -278,7 +279,11 @@ TEST_F(CliCompileRun, TuningRecordsApplyToTheTasksTuneLists) {
   CommandResult tuned = run_anvil({"compile", path("convnet.onnx"), "--tuning-records",
                                    path("convnet.records"), "-o", path("tuned.tar")});
   ASSERT_EQ(tuned.exit_code, 0) << tuned.err;
-  EXPECT_NE(tuned.err.find("to 2 kernels, kept the default schedule of 0 that measured fastest (3 records read)"), std::string::npos) << tuned.err;
+  EXPECT_NE(
+      tuned.err.find(
+          "to 2 kernels, kept the default schedule of 0 that measured fastest (3 records read)"),
+      std::string::npos)
+      << tuned.err;
   EXPECT_NE(tuned.err.find("line 3: task 00000000000000ff is not a task of this model"),
             std::string::npos)
       << tuned.err;
@@ -317,6 +322,68 @@ TEST_F(CliCompileRun, TutorialCommandLinesWithFlagPrefixes) {
   CommandResult version = run_anvil({"--vers"});
   EXPECT_EQ(version.exit_code, 0) << version.err;
   EXPECT_NE(version.out.find("anvil "), std::string::npos) << version.out;
+}
+
+// tvmc's tutorial workflow with anvil in place of tvmc: tune, compile with the records, run.
+// The tuned package computes what the untuned one does; the records file holds one line per
+// measurement, each naming a task of the model; resuming measures nothing twice.
+TEST_F(CliCompileRun, TutorialTuneCompileRunWorkflow) {
+  const std::string model = path("convnet.onnx"), records = path("records.json");
+  CommandResult tuned = run_anvil({"tune", model, "-o", records, "--trials", "40"});
+  ASSERT_EQ(tuned.exit_code, 0) << tuned.err;
+  EXPECT_NE(tuned.out.find("Current/Best:"), std::string::npos) << tuned.out;
+  EXPECT_NE(tuned.out.find("speed-up"), std::string::npos) << tuned.out;
+  CommandResult compiled =
+      run_anvil({"compile", model, "--tuning-records", records, "-o", path("tuned.tar")});
+  ASSERT_EQ(compiled.exit_code, 0) << compiled.err;
+  EXPECT_EQ(compiled.err.find("warning"), std::string::npos) << compiled.err;
+  CommandResult run =
+      run_anvil({"run", path("tuned.tar"), "--inputs", path("conv_in.npz"), "--outputs",
+                 path("tuned_out.npz"), "--print-time", "--repeat", "20"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("Execution time summary"), std::string::npos) << run.out;
+  ASSERT_EQ(run_anvil({"compile", model, "-o", path("untuned.tar")}).exit_code, 0);
+  ASSERT_EQ(run_anvil({"run", path("untuned.tar"), "--inputs", path("conv_in.npz"), "--outputs",
+                       path("untuned_out.npz")})
+                .exit_code,
+            0);
+  expect_close(read_npz(path("tuned_out.npz")), read_npz(path("untuned_out.npz")), 1e-4);
+
+  // Every line is a record of a task that --list-tasks prints.
+  CommandResult listed = run_anvil({"tune", model, "--list-tasks"});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  std::set<std::string> measured;
+  std::istringstream lines(read_file(records));
+  int count = 0;
+  for (std::string line; std::getline(lines, line);) {
+    ++count;
+    nlohmann::json record = nlohmann::json::parse(line);
+    const std::string task = record.at("task");
+    EXPECT_NE(listed.out.find(task), std::string::npos) << line;
+    EXPECT_EQ(record.at("version"), 1);
+    EXPECT_EQ(record.at("target"), "llvm");
+    measured.insert(task + record.at("knobs").dump());
+  }
+  EXPECT_GE(count, 2);
+  EXPECT_LE(count, 40);
+  EXPECT_EQ(size_t(count), measured.size()) << "a config measured twice";
+
+  // tvmc's own spelling, resuming from the records: new lines only for new configs.
+  CommandResult resumed = run_anvil({"tune", "--target", "llvm", "--output", records,
+                                     "--prior-records", records, "--trials", "8", model, "-q"});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_EQ(resumed.out, "");
+  std::istringstream all(read_file(records));
+  int total = 0;
+  for (std::string line; std::getline(all, line);) {
+    nlohmann::json record = nlohmann::json::parse(line);
+    ++total;
+    if (total <= count) continue;
+    EXPECT_TRUE(
+        measured.insert(record.at("task").get<std::string>() + record.at("knobs").dump()).second)
+        << "measured again: " << line;
+  }
+  EXPECT_GE(total, count);
 }
 
 TEST_F(CliCompileRun, ThreadsFlagRunsOnOneThread) {

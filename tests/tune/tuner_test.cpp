@@ -112,8 +112,8 @@ TEST(Tuner, EveryProposerProposesUntriedPointsOfTheSpace) {
 TEST(Tuner, TheCostModelProposesTheBestUntriedConfig) {
   std::vector<TuneTask> tasks = small_resnet_tasks();
   size_t t = 0;
-  while (t < tasks.size() && !(tasks[t].space.strategy == "x86.conv2d_nchwc" &&
-                               tasks[t].space_size() >= 100))
+  while (t < tasks.size() &&
+         !(tasks[t].space.strategy == "x86.conv2d_nchwc" && tasks[t].space_size() >= 100))
     ++t;
   ASSERT_LT(t, tasks.size());
   TaskState state;

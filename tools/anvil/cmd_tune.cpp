@@ -117,11 +117,14 @@ void run_tune(const TuneOptions& options) {
     throw CLI::ValidationError("tune", "give either a model file or --workload NAME");
   check_target(options.target);
   if (!options.list_tasks && options.output.empty())
-    throw CLI::ValidationError("tune", "give -o/--output FILE for the tuning records (or "
-                                       "--list-tasks to print the tasks)");
+    throw CLI::ValidationError("tune",
+                               "give -o/--output FILE for the tuning records (or "
+                               "--list-tasks to print the tasks)");
   if (!options.list_tasks && options.target.rfind("llvm", 0) != 0)
-    throw CLI::ValidationError("--target", "tuning measures on this machine: give an llvm target, "
-                                           "not '" + options.target + "'");
+    throw CLI::ValidationError("--target",
+                               "tuning measures on this machine: give an llvm target, "
+                               "not '" +
+                                   options.target + "'");
   // Prior records are read before the slow part, so that a bad file fails fast.
   std::vector<driver::TuningRecord> prior;
   if (!options.prior_records.empty()) {
@@ -177,10 +180,10 @@ void run_tune(const TuneOptions& options) {
   for (size_t i = 0, n = 0; i < tasks.size(); ++i)
     if (!tasks[i].space.knobs.empty()) task_number[i] = int(++n);
   if (!options.quiet)
-    std::printf("tuning %d of %zu tasks with the %s tuner%s\n", tunable, tasks.size(),
-                options.tuner.c_str(),
-                options.trials > 0 ? (", " + std::to_string(options.trials) + " trials").c_str()
-                                   : "");
+    std::printf(
+        "tuning %d of %zu tasks with the %s tuner%s\n", tunable, tasks.size(),
+        options.tuner.c_str(),
+        options.trials > 0 ? (", " + std::to_string(options.trials) + " trials").c_str() : "");
 
   tune::TuneCallbacks callbacks;
   callbacks.record = [&](const driver::TuningRecord& record) {
@@ -189,9 +192,10 @@ void run_tune(const TuneOptions& options) {
   };
   if (!options.quiet)
     callbacks.progress = [&](const tune::TuneProgress& p) {
-      std::printf("[Task %2d/%2d]  Current/Best: %8.2f/%8.2f GFLOPS | Progress: (%d/%lld) | %.2f s%s\n",
-                  task_number[p.task], tunable, p.current_gflops, p.best_gflops, p.task_trials,
-                  static_cast<long long>(p.task_space), p.elapsed_s, p.task_done ? " Done." : "");
+      std::printf(
+          "[Task %2d/%2d]  Current/Best: %8.2f/%8.2f GFLOPS | Progress: (%d/%lld) | %.2f s%s\n",
+          task_number[p.task], tunable, p.current_gflops, p.best_gflops, p.task_trials,
+          static_cast<long long>(p.task_space), p.elapsed_s, p.task_done ? " Done." : "");
       std::fflush(stdout);
     };
   const auto start = std::chrono::steady_clock::now();
@@ -248,8 +252,9 @@ void add_tune_command(CLI::App& app) {
       ->check(CLI::Range(0.1, 1e6));
   cmd->add_option("--repeat", options->repeat, "timed repeats per candidate (default 3)")
       ->check(CLI::Range(1, 1000));
-  cmd->add_option("--number", options->number,
-                  "kernel calls per repeat, raised until a repeat lasts --min-repeat-ms (default 1)")
+  cmd->add_option(
+         "--number", options->number,
+         "kernel calls per repeat, raised until a repeat lasts --min-repeat-ms (default 1)")
       ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--min-repeat-ms", options->min_repeat_ms,
                   "least milliseconds one repeat lasts (default 10)")

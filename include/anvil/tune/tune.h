@@ -58,6 +58,9 @@ struct MeasureOptions {
   double min_repeat_ms = 10;
   double timeout_s = 10;  // per candidate's run, and per candidate compiled
   int threads = 0;        // runtime threads while timing (0: all hardware threads)
+  // Evict every input but the first (a kernel's weights) from the caches before each timed
+  // call, as a model's later calls find them (TVM's enable_cpu_cache_flush).
+  bool flush_cache = true;
 };
 
 // One candidate: a task and a point of its knob space, or nullopt for the heuristic's
