@@ -3,6 +3,7 @@
 // target or unparsable shape string is one line naming the culprit with the right exit code.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <sstream>
 
@@ -200,9 +201,32 @@ TEST_F(CliBadInput, TruncatedAndRandomTuningRecords) {
   }
 }
 
-TEST_F(CliBadInput, TuneSearchIsNotAvailableYet) {
-  expect({{"tune", path("add_relu.onnx")}, 2, {"not available yet", "--list-tasks"}});
+TEST_F(CliBadInput, TuneFlagsAreCheckedBeforeTuning) {
+  expect({{"tune", path("add_relu.onnx")}, 2, {"give -o/--output FILE"}});
   expect({{"tune"}, 2, {"give either a model file or --workload"}});
+  expect({{"tune", path("add_relu.onnx"), "-o", path("t.json"), "--tuner", "annealing"},
+          2,
+          {"--tuner", "annealing"}});
+  expect({{"tune", path("add_relu.onnx"), "-o", path("t.json"), "--target", "c"},
+          2,
+          {"--target", "llvm target"}});
+  expect({{"tune", path("add_relu.onnx"), "-o", path("t.json"), "--prior-records",
+           path("missing.json")},
+          2,
+          {"missing.json"}});
+  expect({{"tune", path("add_relu.onnx"), "-o", path("t.json"), "--trials", "0"}, 2, {"--trials"}});
+}
+
+// A prior records file with a line that is no record: a warning naming the line, and the
+// tuning goes on, its records written.
+TEST_F(CliBadInput, TunePriorRecordsWithABadLineWarnAndGoOn) {
+  write_file(*dir_ / "prior.json", "not a record\n");
+  CommandResult r = run_anvil({"tune", path("add_relu.onnx"), "-o", path("tuned.json"),
+                               "--prior-records", path("prior.json"), "--trials", "2", "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("prior.json' line 1"), std::string::npos) << r.err;
+  const std::string records = read_file(path("tuned.json"));
+  EXPECT_EQ(std::count(records.begin(), records.end(), '\n'), 2) << records;
 }
 
 // The tasks of a small MLP: its dense layers carry the packed dense schedule's knobs.
