@@ -40,11 +40,11 @@ int vector_calls(const tir::PrimFunc& func, const std::string& intrinsic) {
   return calls;
 }
 
-int parallel_loops(const tir::PrimFunc& func) {
+// The loops of `kind` in func.
+int loops_of_kind(const tir::PrimFunc& func, tir::ForKind kind) {
   int loops = 0;
   tir::pre_order_visit(func->body, nullptr, [&](const tir::Stmt& s) {
-    if (const auto* loop = tir::as<tir::ForNode>(s))
-      loops += loop->for_kind == tir::ForKind::Parallel;
+    if (const auto* loop = tir::as<tir::ForNode>(s)) loops += loop->for_kind == kind;
   });
   return loops;
 }
@@ -70,7 +70,7 @@ TEST(GenericSchedule, ReductionsWithLongRowsRunInParallel) {
   tir::PrimFunc func = lower_scheduled(R"(fn (%x: Tensor[(12, 197, 197), float32]) {
     max(%x, axis=[2])
   })");
-  EXPECT_GE(parallel_loops(func), 1) << tir::print(func);
+  EXPECT_GE(loops_of_kind(func, tir::ForKind::Parallel), 1) << tir::print(func);
 }
 
 TEST(GenericSchedule, ElementwiseOnAPrimeExtentMatchesTheReference) {
@@ -79,24 +79,6 @@ TEST(GenericSchedule, ElementwiseOnAPrimeExtentMatchesTheReference) {
     tanh(%0)
   })",
                          {}, {1e-5, 1e-6});
-}
-
-int unrolled_loops(const tir::PrimFunc& func) {
-  int loops = 0;
-  tir::pre_order_visit(func->body, nullptr, [&](const tir::Stmt& s) {
-    if (const auto* loop = tir::as<tir::ForNode>(s))
-      loops += loop->for_kind == tir::ForKind::Unrolled;
-  });
-  return loops;
-}
-
-int vectorized_loops(const tir::PrimFunc& func) {
-  int loops = 0;
-  tir::pre_order_visit(func->body, nullptr, [&](const tir::Stmt& s) {
-    if (const auto* loop = tir::as<tir::ForNode>(s))
-      loops += loop->for_kind == tir::ForKind::Vectorized;
-  });
-  return loops;
 }
 
 // Every config of the generic space on groups of each shape of block (elementwise with a
@@ -143,12 +125,12 @@ TEST(GenericSchedule, EveryKnobConfigMatchesTheReference) {
       };
       tir::PrimFunc scheduled = lower::lower_primitive(fn, "kernel", options);
       EXPECT_EQ(scheduled->func_attrs.find(topi::kScheduleDeclinedAttr), nullptr);
-      EXPECT_EQ(vectorized_loops(scheduled) > 0, config["vectorize"] == 1);
-      EXPECT_EQ(parallel_loops(scheduled) > 0, config["parallel_grain"] > 0);
+      EXPECT_EQ(loops_of_kind(scheduled, tir::ForKind::Vectorized) > 0, config["vectorize"] == 1);
+      EXPECT_EQ(loops_of_kind(scheduled, tir::ForKind::Parallel) > 0, config["parallel_grain"] > 0);
       if (text == groups[0]) {
-        EXPECT_EQ(unrolled_loops(scheduled) > 0, config["unroll"] > 1);
+        EXPECT_EQ(loops_of_kind(scheduled, tir::ForKind::Unrolled) > 0, config["unroll"] > 1);
       } else if (config["unroll"] == 1) {
-        EXPECT_EQ(unrolled_loops(scheduled), 0);
+        EXPECT_EQ(loops_of_kind(scheduled, tir::ForKind::Unrolled), 0);
       }
       Module module = codegen::jit_compile({tir::transform::lower(scheduled)});
       Tensor out = Tensor::zeros(expected[0].shape_vector(), expected[0].dtype());

@@ -246,7 +246,7 @@ std::vector<KnobSpace> conv2d_nchwc_space(const Conv2dNCHWcShape& shape, int vec
   const int64_t blocks =
       grouped ? std::max<int64_t>(1, shape.oc_chunks / shape.groups) : shape.oc_chunks;
   std::vector<int64_t> widths;
-  for (int64_t w : {1, 2, 4, 7, 8, 14, 16, 28})
+  for (int64_t w : {1, 2, 3, 4, 5, 6, 7, 8, 12, 14, 16, 28})
     if (w <= shape.out_width) widths.push_back(w);
   if (std::find(widths.begin(), widths.end(), defaults.ow_block) == widths.end()) {
     widths.push_back(defaults.ow_block);
