@@ -281,6 +281,17 @@ GroupKnobSpace group_knob_space(const ir::Function& fn, const LowerGroupOptions&
   return result;
 }
 
+std::string config_declined(const tir::PrimFunc& scheduled, const std::string& strategy) {
+  auto text = [&](const char* key) {
+    const ir::AttrValue* value = scheduled->func_attrs.find(key);
+    const std::string* s = value ? std::get_if<std::string>(value) : nullptr;
+    return s ? *s : std::string();
+  };
+  const std::string ran = text(topi::kScheduleAttr), why = text(topi::kScheduleDeclinedAttr);
+  if (ran == strategy && why.rfind(strategy + ":", 0) != 0) return "";
+  return strategy + " declined the knobs" + (why.empty() ? std::string() : ": " + why);
+}
+
 tir::PrimFunc schedule_group(const tir::PrimFunc& func, const ir::Function& fn,
                              const LowerGroupOptions& options) {
   PreparedGroup group = prepare_group(func, fn);

@@ -32,7 +32,6 @@
 #include "anvil/runtime/thread_pool.h"
 #include "anvil/support/error.h"
 #include "anvil/tir/transform.h"
-#include "anvil/topi/topi.h"
 #include "anvil/tune/tune.h"
 #include "driver/compile_kernels.h"
 
@@ -87,13 +86,8 @@ tir::PrimFunc lower_candidate(const WorkerTask& task, const topi::ScheduleConfig
     };
   tir::PrimFunc scheduled = lower::lower_primitive(task.group, symbol, options);
   if (knobs && !task.strategy.empty()) {
-    const ir::AttrValue* ran = scheduled->func_attrs.find(topi::kScheduleAttr);
-    const std::string* name = ran ? std::get_if<std::string>(ran) : nullptr;
-    const ir::AttrValue* why = scheduled->func_attrs.find(topi::kScheduleDeclinedAttr);
-    const std::string* text = why ? std::get_if<std::string>(why) : nullptr;
-    // The strategy that ran must be the task's, and must not have set the knobs aside.
-    if (!name || *name != task.strategy || (text && text->rfind(task.strategy + ":", 0) == 0))
-      throw Error(task.strategy + " declined the knobs" + (text ? ": " + *text : std::string()));
+    const std::string why = lower::config_declined(scheduled, task.strategy);
+    if (!why.empty()) throw Error(why);
   }
   return tir::transform::lower(scheduled);
 }

@@ -14,7 +14,6 @@
 #include <cmath>
 
 #include "anvil/support/error.h"
-#include "anvil/topi/topi.h"
 
 namespace anvil::tune {
 
@@ -53,9 +52,7 @@ const std::vector<float>& TaskState::features_of(int64_t point) {
   };
   try {
     tir::PrimFunc scheduled = lower::lower_primitive(task->group, "candidate", options);
-    const ir::AttrValue* ran = scheduled->func_attrs.find(topi::kScheduleAttr);
-    const std::string* name = ran ? std::get_if<std::string>(ran) : nullptr;
-    if (name && *name == task->space.strategy) {
+    if (lower::config_declined(scheduled, task->space.strategy).empty()) {
       row = loop_features(scheduled);
       for (const auto& [knob, value] : knobs) row.push_back(float(std::log2(1.0 + double(value))));
     }

@@ -4,17 +4,14 @@
 // every config of the space computes what the reference does, and each knob shows in the loops.
 #include <gtest/gtest.h>
 
-#include <cmath>
-
-#include "anvil/codegen/llvm.h"
 #include "anvil/ir/ir.h"
 #include "anvil/lower/lower.h"
-#include "anvil/reference/reference.h"
 #include "anvil/tir/functor.h"
 #include "anvil/tir/printer.h"
 #include "anvil/tir/transform.h"
 #include "anvil/topi/topi.h"
 #include "topi/topi_test_util.h"
+#include "topi/x86_schedule_check.h"
 
 namespace anvil {
 namespace {
@@ -98,14 +95,8 @@ TEST(GenericSchedule, EveryKnobConfigMatchesTheReference) {
     ir::Function fn = topi_test::primitive_function(text);
     lower::GroupKnobSpace space = lower::group_knob_space(fn);
     ASSERT_EQ(space.strategy, "generic");
-    ir::IRModule mod;
-    mod.add("main", fn);
-    std::vector<Tensor> inputs;
-    for (size_t i = 0; i < fn->params.size(); ++i) {
-      const auto* type = ir::as<ir::TensorTypeNode>(fn->params[i]->checked_type);
-      inputs.push_back(topi_test::random_tensor(*type->static_shape(), type->dtype, 3 + i));
-    }
-    std::vector<Tensor> expected = reference::Interpreter(mod).run(inputs);
+    std::vector<Tensor> inputs, expected;
+    x86_test::reference_run(fn, inputs, expected);
     int64_t size = 1;
     for (const topi::KnobSpace& knob : space.knobs) size *= int64_t(knob.values.size());
     ASSERT_EQ(size, 24);
@@ -132,16 +123,8 @@ TEST(GenericSchedule, EveryKnobConfigMatchesTheReference) {
       } else if (config["unroll"] == 1) {
         EXPECT_EQ(loops_of_kind(scheduled, tir::ForKind::Unrolled), 0);
       }
-      Module module = codegen::jit_compile({tir::transform::lower(scheduled)});
-      Tensor out = Tensor::zeros(expected[0].shape_vector(), expected[0].dtype());
-      std::vector<Value> args;
-      for (const Tensor& t : inputs) args.emplace_back(t);
-      args.emplace_back(out);
-      module.function("kernel").call(args);
-      for (int64_t i = 0; i < out.numel(); ++i) {
-        const double got = out.get_as_double(i), want = expected[0].get_as_double(i);
-        ASSERT_LE(std::fabs(got - want), 1e-5 + 1e-5 * std::fabs(want)) << "element " << i;
-      }
+      x86_test::expect_kernel_matches(scheduled, inputs, expected, 1e-5, 1e-5);
+      if (HasFailure()) return;
     }
   }
   // A knob outside the space: the heuristic's schedule, and the kernel says why.

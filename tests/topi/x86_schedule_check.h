@@ -22,14 +22,10 @@
 
 namespace anvil::x86_test {
 
-// The scheduled (not yet lowered) function of the group `function_text` as production
-// schedules it; throws Error unless the strategy registered for `anchor_op` scheduled it.
-// `inputs` receives random inputs and `expected` the reference outputs.
-inline tir::PrimFunc schedule_group_with(const std::string& function_text,
-                                         const std::string& anchor_op, std::vector<Tensor>& inputs,
-                                         std::vector<Tensor>& expected, int vector_bits = 512,
-                                         const lower::KnobConfig* config = nullptr) {
-  ir::Function fn = topi_test::primitive_function(function_text);
+// Random inputs for the group fn (seeded by position) in `inputs`, and the reference
+// interpreter's outputs for them in `expected`.
+inline void reference_run(const ir::Function& fn, std::vector<Tensor>& inputs,
+                          std::vector<Tensor>& expected) {
   ir::IRModule mod;
   mod.add("main", fn);
   inputs.clear();
@@ -38,6 +34,37 @@ inline tir::PrimFunc schedule_group_with(const std::string& function_text,
     inputs.push_back(topi_test::random_tensor(*type->static_shape(), type->dtype, 7 + i));
   }
   expected = reference::Interpreter(mod).run(inputs);
+}
+
+// Compiles the scheduled kernel (named "kernel", one output), runs it on inputs and compares
+// its output with expected[0] element by element (atol + rtol * |expected|).
+inline void expect_kernel_matches(const tir::PrimFunc& scheduled, const std::vector<Tensor>& inputs,
+                                  const std::vector<Tensor>& expected, double rtol, double atol) {
+  Module module = codegen::jit_compile({tir::transform::lower(scheduled)});
+  ASSERT_EQ(expected.size(), 1u);
+  Tensor out = Tensor::zeros(expected[0].shape_vector(), expected[0].dtype());
+  std::vector<Value> call_args;
+  for (const Tensor& t : inputs) call_args.emplace_back(t);
+  call_args.emplace_back(out);
+  module.function("kernel").call(call_args);
+  for (int64_t i = 0; i < out.numel(); ++i) {
+    double got = out.get_as_double(i), want = expected[0].get_as_double(i);
+    if (!(std::fabs(got - want) <= atol + rtol * std::fabs(want))) {
+      ADD_FAILURE() << "element " << i << " is " << got << ", reference " << want;
+      return;
+    }
+  }
+}
+
+// The scheduled (not yet lowered) function of the group `function_text` as production
+// schedules it; throws Error unless the strategy registered for `anchor_op` scheduled it.
+// `inputs` receives random inputs and `expected` the reference outputs.
+inline tir::PrimFunc schedule_group_with(const std::string& function_text,
+                                         const std::string& anchor_op, std::vector<Tensor>& inputs,
+                                         std::vector<Tensor>& expected, int vector_bits = 512,
+                                         const lower::KnobConfig* config = nullptr) {
+  ir::Function fn = topi_test::primitive_function(function_text);
+  reference_run(fn, inputs, expected);
 
   const topi::ScheduleStrategy* strategy = topi::find_schedule(anchor_op);
   if (!strategy) throw Error("no x86 schedule for " + anchor_op);
@@ -72,20 +99,7 @@ inline void check_x86_schedule(const std::string& function_text, const std::stri
   } catch (const std::exception& e) {
     FAIL() << "scheduling: " << e.what();
   }
-  Module module = codegen::jit_compile({tir::transform::lower(scheduled)});
-  ASSERT_EQ(expected.size(), 1u);
-  Tensor out = Tensor::zeros(expected[0].shape_vector(), expected[0].dtype());
-  std::vector<Value> call_args;
-  for (const Tensor& t : inputs) call_args.emplace_back(t);
-  call_args.emplace_back(out);
-  module.function("kernel").call(call_args);
-  for (int64_t i = 0; i < out.numel(); ++i) {
-    double got = out.get_as_double(i), want = expected[0].get_as_double(i);
-    if (!(std::fabs(got - want) <= atol + rtol * std::fabs(want))) {
-      ADD_FAILURE() << "element " << i << " is " << got << ", reference " << want;
-      return;
-    }
-  }
+  expect_kernel_matches(scheduled, inputs, expected, rtol, atol);
 }
 
 }  // namespace anvil::x86_test

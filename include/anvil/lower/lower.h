@@ -63,6 +63,13 @@ inline constexpr const char* kExtraVarsAttr = "anvil.extra_vars";
 tir::PrimFunc lower_primitive(const ir::Function& fn, const std::string& name,
                               const LowerGroupOptions& options = {});
 
+// Why the kernel `scheduled` (lower_primitive's output for a group given a config of
+// `strategy`) did not take that config: another schedule ran (the strategy declined it), or the
+// strategy ran and set the knobs aside, as the generic schedule does with knobs outside its
+// space; "" when the config was applied. The kernel's attrs topi::kScheduleAttr and
+// topi::kScheduleDeclinedAttr say which.
+std::string config_declined(const tir::PrimFunc& scheduled, const std::string& strategy);
+
 // A readable kernel name for fn: "fused_" + the op names of its calls joined by "_" with dots
 // replaced ("fused_nn_conv2d_add_nn_relu"), shortened past 80 characters.
 std::string kernel_name_hint(const ir::Function& fn);
