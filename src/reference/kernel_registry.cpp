@@ -27,6 +27,7 @@ void register_all_families() {
     register_transform_kernels();
     register_index_kernels();
     register_creation_kernels();
+    register_qnn_kernels();
   });
 }
 

@@ -23,6 +23,7 @@ void register_all_families() {
     register_transform_computes();
     register_index_computes();
     register_nn_computes();
+    register_qnn_computes();
     register_x86_schedules();
   });
 }

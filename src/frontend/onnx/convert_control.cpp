@@ -15,6 +15,7 @@ void register_all_converters(ConverterTable& table) {
   register_tensor_converters(table);
   register_reduce_converters(table);
   register_norm_converters(table);
+  register_quantize_converters(table);
 }
 
 namespace {

@@ -81,9 +81,9 @@ Expr ints_constant(ConvertContext& ctx, const std::vector<int64_t>& values) {
 namespace {
 
 // The kernel's spatial size: the kernel_shape attribute, or the weight's static dims.
-std::vector<int64_t> kernel_shape(const ConvertContext& ctx, size_t n) {
+std::vector<int64_t> kernel_shape(const ConvertContext& ctx, size_t n, size_t weight_index = 1) {
   if (ctx.has_attr("kernel_shape")) return spatial_ints(ctx, "kernel_shape", n, 1);
-  return static_spatial_dims(ctx, 1, "a Conv without kernel_shape");
+  return static_spatial_dims(ctx, weight_index, "a Conv without kernel_shape");
 }
 
 std::string conv_op(size_t n, bool transpose) {
@@ -96,10 +96,12 @@ Expr add_bias(ConvertContext& ctx, Expr y) {
   return ctx.op("nn.bias_add", {y, ctx.input(2)}, {{"axis", int64_t(1)}});
 }
 
+}  // namespace
+
 Expr convolution(ConvertContext& ctx, const Expr& x, const Expr& w,
-                 std::optional<DataType> out_dtype) {
+                 std::optional<DataType> out_dtype, size_t weight_index) {
   size_t n = spatial_rank(ctx, 0);
-  std::vector<int64_t> kernel = kernel_shape(ctx, n);
+  std::vector<int64_t> kernel = kernel_shape(ctx, n, weight_index);
   std::vector<int64_t> strides = spatial_ints(ctx, "strides", n, 1);
   std::vector<int64_t> dilations = spatial_ints(ctx, "dilations", n, 1);
   std::vector<std::pair<std::string, AttrValue>> attrs = {
@@ -111,6 +113,26 @@ Expr convolution(ConvertContext& ctx, const Expr& x, const Expr& w,
   if (out_dtype) attrs.emplace_back("out_dtype", *out_dtype);
   return ctx.op(conv_op(n, false), {x, w}, attrs);
 }
+
+// x - zero_point in int32, where zero_point (input zp_index, optional) is a
+// scalar or one value per slice of `axis` of x.
+Expr shift_by_zero_point(ConvertContext& ctx, size_t x_index, size_t zp_index, int64_t axis) {
+  Expr x = ctx.op("cast", {ctx.input(x_index)}, {{"dtype", DataType::int32()}});
+  if (!ctx.has_input(zp_index)) return x;
+  Expr zp = ctx.op("cast", {ctx.input(zp_index)}, {{"dtype", DataType::int32()}});
+  const TensorTypeNode& zp_type = ctx.input_tensor(zp_index);
+  const TensorTypeNode& x_type = ctx.input_tensor(x_index);
+  if (zp_type.shape->size() == 1 && (*zp_type.shape)[0] != Dim(1)) {
+    // One value per slice: give it trailing unit axes so it broadcasts along `axis`.
+    auto rank = int64_t(x_type.shape->size());
+    std::vector<int64_t> shape(size_t(axis < 0 ? -axis : rank - axis), 1);
+    shape[0] = -1;
+    zp = ctx.op("reshape", {zp}, {{"newshape", shape}});
+  }
+  return ctx.op("subtract", {x, zp});
+}
+
+namespace {
 
 std::vector<Expr> convert_conv(ConvertContext& ctx) {
   return {add_bias(ctx, convolution(ctx, ctx.input(0), ctx.input(1), std::nullopt))};
@@ -163,24 +185,6 @@ std::vector<Expr> convert_conv_transpose(ConvertContext& ctx) {
                    {"groups", ctx.attr_int("group", 1)},
                    {"kernel_size", kernel}});
   return {add_bias(ctx, y)};
-}
-
-// x - zero_point in int32, where zero_point (input zp_index, optional) is a
-// scalar or one value per slice of `axis` of x.
-Expr shift_by_zero_point(ConvertContext& ctx, size_t x_index, size_t zp_index, int64_t axis) {
-  Expr x = ctx.op("cast", {ctx.input(x_index)}, {{"dtype", DataType::int32()}});
-  if (!ctx.has_input(zp_index)) return x;
-  Expr zp = ctx.op("cast", {ctx.input(zp_index)}, {{"dtype", DataType::int32()}});
-  const TensorTypeNode& zp_type = ctx.input_tensor(zp_index);
-  const TensorTypeNode& x_type = ctx.input_tensor(x_index);
-  if (zp_type.shape->size() == 1 && (*zp_type.shape)[0] != Dim(1)) {
-    // One value per slice: give it trailing unit axes so it broadcasts along `axis`.
-    auto rank = int64_t(x_type.shape->size());
-    std::vector<int64_t> shape(size_t(axis < 0 ? -axis : rank - axis), 1);
-    shape[0] = -1;
-    zp = ctx.op("reshape", {zp}, {{"newshape", shape}});
-  }
-  return ctx.op("subtract", {x, zp});
 }
 
 std::vector<Expr> convert_conv_integer(ConvertContext& ctx) {

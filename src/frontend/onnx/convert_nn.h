@@ -3,6 +3,7 @@
 // (convert_image.cpp), and Resize/Upsample (convert_resize.cpp).
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "frontend/onnx/converter.h"
@@ -35,6 +36,16 @@ std::vector<int64_t> window_padding(const ConvertContext& ctx, const std::vector
 
 // A scalar constant of the given dtype.
 ir::Expr scalar_constant(ConvertContext& ctx, double value, DataType dtype);
+
+// An N-d convolution of x by w with the node's kernel_shape, strides, pads,
+// dilations and group attributes; the weight is input `weight_index` (for
+// kernel_shape's fallback to its static dims).
+ir::Expr convolution(ConvertContext& ctx, const ir::Expr& x, const ir::Expr& w,
+                     std::optional<DataType> out_dtype, size_t weight_index = 1);
+
+// Input x_index minus the zero point input zp_index (optional) in int32; a zero
+// point of one value per slice of `axis` of x broadcasts along that axis.
+ir::Expr shift_by_zero_point(ConvertContext& ctx, size_t x_index, size_t zp_index, int64_t axis);
 
 // A 1-D int64 constant.
 ir::Expr ints_constant(ConvertContext& ctx, const std::vector<int64_t>& values);

@@ -43,6 +43,7 @@ OpTable& OpTable::global() {
     register_transform_ops(*t);
     register_index_ops(*t);
     register_creation_ops(*t);
+    register_qnn_ops(*t);
     return t;
   }();
   return *table;

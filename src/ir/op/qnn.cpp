@@ -1,0 +1,128 @@
+// The quantized dialect's boundary ops: qnn.quantize (float to integer with a
+// scale and zero point) and qnn.dequantize (back). Scale and zero point are
+// tensor inputs, not attrs, because ONNX lets them be computed at run time
+// (DynamicQuantizeLinear); a pass that wants them constant checks that they are.
+#include "anvil/ir/attrs/qnn.h"
+
+#include "ir/op/dtype_check.h"
+#include "ir/op/families.h"
+#include "ir/op/nn_util.h"
+
+namespace anvil::ir {
+
+namespace {
+
+// The integer element types a quantized tensor may have.
+bool is_quantized_dtype(DataType t) {
+  return t.is_scalar() && (t.is_int() || t.is_uint()) &&
+         (t.bits == 8 || t.bits == 16 || (t.is_int() && t.bits == 32));
+}
+
+// Checks that the scale (input 1) and zero point (input 2) fit data (input 0)
+// for the granularity that the attrs and the scale's shape select.
+void expect_quantization_params(const RelationArgs& args) {
+  const auto& attrs = args.attrs_as<QuantizeAttrs>();
+  const TensorTypeNode& scale = args.tensor(1);
+  const TensorTypeNode& zero_point = args.tensor(2);
+  if (!scale.dtype.is_float() && !scale.dtype.is_bfloat())
+    throw_error(args.arg_name(1), " must be a floating-point tensor, got ",
+                relation::describe(scale));
+  if (zero_point.shape->size() != scale.shape->size())
+    throw_error(args.arg_name(2), " must have the shape of the scale, got ",
+                relation::describe(zero_point), " for scale ", relation::describe(scale));
+  for (size_t d = 0; d < scale.shape->size(); ++d)
+    relation::expect_dim_equal((*zero_point.shape)[d], (*scale.shape)[d],
+                               str_cat(args.arg_name(2), " dim ", d, " (the scale's)"));
+  if (attrs.block_size < 0)
+    throw_error("attribute 'block_size' = ", attrs.block_size, " must be non-negative");
+
+  const auto* data = as<TensorTypeNode>(args.inputs[0]);
+  if (!data || !data->shape) return;  // rank unknown: checked when it is known
+  auto rank = int64_t(data->shape->size());
+  const std::vector<Dim>& s = *scale.shape;
+  if (attrs.block_size == 0) {
+    if (s.empty()) return;  // per tensor
+    if (s.size() != 1)
+      throw_error(args.arg_name(1), " must be a scalar or a vector along axis ", attrs.axis,
+                  " (or block_size set), got ", relation::describe(scale));
+    if (s[0] == Dim(1) && rank == 0) return;
+    int64_t axis = relation::normalize_axis(attrs.axis, rank);
+    if (s[0] == Dim(1)) return;  // one value: per tensor
+    if (nn::provably_different(s[0], (*data->shape)[size_t(axis)]))
+      throw_error(args.arg_name(1), " has ", s[0].to_string(), " elements but axis ", axis,
+                  " of data ", relation::describe(*data), " has ",
+                  (*data->shape)[size_t(axis)].to_string());
+    return;
+  }
+  int64_t axis = relation::normalize_axis(attrs.axis, rank);
+  if (int64_t(s.size()) != rank)
+    throw_error(args.arg_name(1), " must have data's rank for blocked quantization, got ",
+                relation::describe(scale), " for data ", relation::describe(*data));
+  for (int64_t d = 0; d < rank; ++d) {
+    const Dim& dim = (*data->shape)[size_t(d)];
+    if (d != axis) {
+      relation::expect_dim_equal(s[size_t(d)], dim, str_cat(args.arg_name(1), " dim ", d));
+      continue;
+    }
+    if (!dim.is_static() || !s[size_t(d)].is_static()) continue;
+    int64_t blocks = (dim.int_value() + attrs.block_size - 1) / attrs.block_size;
+    if (s[size_t(d)].int_value() != blocks)
+      throw_error(args.arg_name(1), " dim ", d, " must be ", blocks, " (", dim.int_value(),
+                  " elements in blocks of ", attrs.block_size, "), got ",
+                  relation::describe(scale));
+  }
+}
+
+Type quantize_relation(const RelationArgs& args) {
+  const auto* data = as<TensorTypeNode>(args.inputs[0]);
+  if (!data) throw_error(args.arg_name(0), " must be a tensor");
+  bool accepted = relation::dtype_in_class(data->dtype, relation::DtypeClass::Float) ||
+                  data->dtype == DataType::int32();
+  if (!accepted)
+    throw_error(args.arg_name(0), " must be a floating-point or int32 tensor, got ",
+                type_to_string(args.inputs[0]));
+  expect_quantization_params(args);
+  DataType out = args.tensor(2).dtype;
+  if (!is_quantized_dtype(out) || out.bits == 32)
+    throw_error(args.arg_name(2),
+                " must be int8, uint8, int16 or uint16 (the quantized type), got ",
+                relation::describe(args.tensor(2)));
+  return data->shape ? Type(TensorTypeNode::make(*data->shape, out))
+                     : Type(TensorTypeNode::make_unknown_rank(out));
+}
+
+Type dequantize_relation(const RelationArgs& args) {
+  const auto* data = as<TensorTypeNode>(args.inputs[0]);
+  if (!data) throw_error(args.arg_name(0), " must be a tensor");
+  if (!is_quantized_dtype(data->dtype))
+    throw_error(args.arg_name(0), " must be an int8, uint8, int16, uint16 or int32 tensor, got ",
+                type_to_string(args.inputs[0]));
+  expect_quantization_params(args);
+  const TensorTypeNode& zero_point = args.tensor(2);
+  if (zero_point.dtype != data->dtype)
+    throw_error(args.arg_name(2), " must have data's dtype ", data->dtype.to_string(), ", got ",
+                relation::describe(zero_point));
+  DataType out = args.tensor(1).dtype;
+  return data->shape ? Type(TensorTypeNode::make(*data->shape, out))
+                     : Type(TensorTypeNode::make_unknown_rank(out));
+}
+
+}  // namespace
+
+void register_qnn_ops(OpTable& table) {
+  table.add("qnn.quantize")
+      .describe(
+          "saturate(round_half_even(data / scale) + zero_point) in the zero point's integer type")
+      .inputs({"data", "scale", "zero_point"})
+      .attrs<QuantizeAttrs>()
+      .type_relation(quantize_relation)
+      .fusion_pattern(OpPattern::Broadcast);
+  table.add("qnn.dequantize")
+      .describe("(data - zero_point) * scale in the scale's float type")
+      .inputs({"data", "scale", "zero_point"})
+      .attrs<QuantizeAttrs>()
+      .type_relation(dequantize_relation)
+      .fusion_pattern(OpPattern::Broadcast);
+}
+
+}  // namespace anvil::ir

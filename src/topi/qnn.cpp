@@ -1,0 +1,81 @@
+// Computes of qnn.quantize and qnn.dequantize, mirroring their reference
+// kernels (src/reference/qnn_kernels.cpp): float32 arithmetic (float64 when an
+// input is float64), division by the scale as ONNX writes it, round half to
+// even, saturation into the zero point's type. Both are broadcast ops, so they
+// fuse into the producer or consumer beside them.
+#include "anvil/ir/attrs/qnn.h"
+
+#include "anvil/topi/topi.h"
+#include "topi/families.h"
+#include "topi/topi_util.h"
+
+namespace anvil::topi {
+
+namespace {
+
+// The index into scale and zero point of data element `i`.
+std::vector<PrimExpr> param_index(const te::Tensor& data, const te::Tensor& scale,
+                                  const ir::QuantizeAttrs& attrs, const std::vector<Var>& i,
+                                  const std::string& op) {
+  if (scale.ndim() == 0) return {};
+  if (attrs.block_size == 0 && tir::is_const_int(scale.shape()[0], 1))
+    return {int_const(DataType::int64(), 0)};
+  int64_t axis = normalize_axis(attrs.axis, data.ndim(), op);
+  if (attrs.block_size == 0) return {i[size_t(axis)]};
+  std::vector<PrimExpr> at(i.begin(), i.end());
+  at[size_t(axis)] =
+      tir::floordiv(at[size_t(axis)], int_const(at[size_t(axis)].dtype(), attrs.block_size));
+  return at;
+}
+
+// float32 unless data or scale is float64.
+DataType arithmetic_type(const te::Tensor& data, const te::Tensor& scale) {
+  bool wide = data.dtype() == DataType::float64() || scale.dtype() == DataType::float64();
+  return wide ? DataType::float64() : DataType::float32();
+}
+
+std::vector<te::Tensor> quantize_compute(const ComputeArgs& args) {
+  const auto& attrs = args.attrs_as<ir::QuantizeAttrs>();
+  const te::Tensor &x = args.inputs[0], &scale = args.inputs[1], &zero_point = args.inputs[2];
+  DataType f = arithmetic_type(x, scale), out = args.out_dtype();
+  PrimExpr lo = tir::make_const(f, double(lowest_value(out)));
+  PrimExpr hi = tir::make_const(f, double(highest_value(out)));
+  return {te::compute(
+      x.shape(),
+      [&](const std::vector<Var>& i) {
+        std::vector<PrimExpr> p = param_index(x, scale, attrs, i, args.op_name());
+        PrimExpr v = tir::cast(f, x.at(std::vector<PrimExpr>(i.begin(), i.end()))) /
+                     tir::cast(f, scale.at(p));
+        PrimExpr q = tir::call_intrin(f, "round", {v}) + tir::cast(f, zero_point.at(p));
+        // Saturate in float first; cast_value then maps NaN to 0 as the reference does.
+        PrimExpr clamped = tir::select(q < lo, lo, tir::select(q > hi, hi, q));
+        return cast_value(out, clamped);
+      },
+      tensor_name(args.op_name()))};
+}
+
+std::vector<te::Tensor> dequantize_compute(const ComputeArgs& args) {
+  const auto& attrs = args.attrs_as<ir::QuantizeAttrs>();
+  const te::Tensor &x = args.inputs[0], &scale = args.inputs[1], &zero_point = args.inputs[2];
+  DataType f = arithmetic_type(x, scale), out = args.out_dtype();
+  return {te::compute(
+      x.shape(),
+      [&](const std::vector<Var>& i) {
+        std::vector<PrimExpr> p = param_index(x, scale, attrs, i, args.op_name());
+        PrimExpr shifted =
+            tir::cast(DataType::int32(), x.at(std::vector<PrimExpr>(i.begin(), i.end()))) -
+            tir::cast(DataType::int32(), zero_point.at(p));
+        PrimExpr v = tir::cast(f, shifted) * tir::cast(f, scale.at(p));
+        return out == f ? v : tir::cast(out, v);
+      },
+      tensor_name(args.op_name()))};
+}
+
+}  // namespace
+
+void register_qnn_computes() {
+  register_compute("qnn.quantize", quantize_compute);
+  register_compute("qnn.dequantize", dequantize_compute);
+}
+
+}  // namespace anvil::topi

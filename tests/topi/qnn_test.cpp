@@ -1,0 +1,101 @@
+// qnn.quantize and qnn.dequantize compiled and run against their reference
+// kernels, bit-exact, over a grid of shapes, integer types, granularities and
+// scales (including values that land exactly halfway between two integers).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "anvil/topi/topi.h"
+#include "topi/topi_test_util.h"
+
+namespace anvil {
+namespace {
+
+using topi_test::attrs;
+using topi_test::check_op;
+using topi_test::random_tensor;
+
+const topi_test::Tolerance kExact{0, 0};
+
+// A scale tensor of the shape with values in [0.01, 0.1], or halves so that x / scale hits .5.
+Tensor scale_of(std::vector<int64_t> shape, uint64_t seed, DataType dtype = DataType::float32()) {
+  return random_tensor(std::move(shape), dtype, seed, 0.01, 0.1);
+}
+
+struct Granularity {
+  const char* name;
+  std::vector<int64_t> scale_shape;
+  int64_t axis, block_size;
+};
+
+TEST(QnnCompute, QuantizeMatchesTheReferenceBitExact) {
+  const std::vector<int64_t> shape = {2, 6, 5};
+  const Granularity grains[] = {{"per tensor", {}, 1, 0},
+                                {"one-element vector", {1}, 1, 0},
+                                {"per axis 1", {6}, 1, 0},
+                                {"per axis -1", {5}, -1, 0},
+                                {"blocks of 4 on axis 1", {2, 2, 5}, 1, 4},
+                                {"blocks of 2 on axis 2", {2, 6, 3}, 2, 2}};
+  const DataType types[] = {DataType::uint8(), DataType::int8(), DataType::uint16(),
+                            DataType::int16()};
+  uint64_t seed = 1;
+  for (const Granularity& g : grains) {
+    for (DataType t : types) {
+      SCOPED_TRACE(std::string(g.name) + " to " + t.to_string());
+      // Values up to 30 over scales down to 0.01 saturate the 8-bit types at both ends.
+      Tensor x = random_tensor(shape, DataType::float32(), ++seed, -30, 30);
+      Tensor zp = random_tensor(g.scale_shape, t, ++seed, t.is_int() ? -20 : 0, 40);
+      check_op("qnn.quantize", {x, scale_of(g.scale_shape, ++seed), zp},
+               attrs("qnn.quantize", {{"axis", g.axis}, {"block_size", g.block_size}}), kExact);
+    }
+  }
+}
+
+TEST(QnnCompute, QuantizeRoundsHalvesToEven) {
+  // x = k / 4 over a scale of 0.5: every other value is exactly halfway.
+  Tensor x = Tensor::zeros({41}, DataType::float32());
+  for (int64_t k = 0; k < 41; ++k) x.set_from_double(k, double(k - 20) / 4);
+  Tensor scale = Tensor::zeros({}, DataType::float32());
+  scale.set_from_double(0, 0.5);
+  check_op("qnn.quantize", {x, scale, Tensor::zeros({}, DataType::int8())}, nullptr, kExact);
+  Tensor x64 = random_tensor({3, 7}, DataType::float64(), 9, -5, 5);
+  check_op("qnn.quantize",
+           {x64, scale_of({7}, 10), random_tensor({7}, DataType::uint8(), 11, 0, 9)},
+           attrs("qnn.quantize", {{"axis", int64_t(1)}}), kExact);
+}
+
+TEST(QnnCompute, DequantizeMatchesTheReferenceBitExact) {
+  const DataType types[] = {DataType::uint8(), DataType::int8(), DataType::uint16(),
+                            DataType::int16(), DataType::int32()};
+  uint64_t seed = 100;
+  for (DataType t : types) {
+    SCOPED_TRACE(t.to_string());
+    double lo = t.is_int() ? -100 : 0, hi = 200;
+    Tensor x = random_tensor({3, 4, 5}, t, ++seed, lo, hi);
+    Tensor zero =
+        t == DataType::int32() ? Tensor::zeros({4}, t) : random_tensor({4}, t, ++seed, lo, 50);
+    check_op("qnn.dequantize", {x, scale_of({4}, ++seed), zero},
+             attrs("qnn.dequantize", {{"axis", int64_t(1)}}), kExact);
+    check_op("qnn.dequantize", {x, scale_of({}, ++seed, DataType::float16()), Tensor::zeros({}, t)},
+             nullptr, kExact);
+    check_op("qnn.dequantize", {x, scale_of({3, 4, 3}, ++seed), Tensor::zeros({3, 4, 3}, t)},
+             attrs("qnn.dequantize", {{"axis", int64_t(2)}, {"block_size", int64_t(2)}}), kExact);
+  }
+}
+
+// Dequantize -> float op -> quantize, the form a QDQ model's unrewritten ops take, as one
+// fused group.
+TEST(QnnCompute, FusedDequantizeAddQuantizeMatchesTheReference) {
+  topi_test::check_group(R"(fn (%a: Tensor[(1, 8, 5, 5), uint8], %b: Tensor[(1, 8, 5, 5), uint8]) {
+    %0 = qnn.dequantize(%a, 0.05f, 128u8);
+    %1 = qnn.dequantize(%b, 0.02f, 120u8);
+    %2 = add(%0, %1);
+    %3 = nn.relu(%2);
+    qnn.quantize(%3, 0.04f, 0u8)
+  })",
+                         {}, kExact);
+}
+
+}  // namespace
+}  // namespace anvil
