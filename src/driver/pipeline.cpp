@@ -2,7 +2,8 @@
 //   always      InferType, DynamicToStatic (dyn.* ops with constant shape operands become
 //               static ops, the only ones with TE computes), FuseOps (level 0: every call
 //               alone), lowering
-//   level >= 1  SimplifyInference, fusion of groups
+//   level >= 1  FakeQuantizationToInteger (QDQ convolutions and dense layers become integer
+//               products), SimplifyInference, fusion of groups
 //   any level   ConvertLayout, when the config "relay.desired_layout" names a layout
 //   level >= 2  FoldConstant, EliminateCommonSubexpr, FoldScaleAxis
 //   level 3     AlterOpLayout, WinogradConv2D (eligible 3x3 blocked convolutions), SimplifyExpr
@@ -41,6 +42,7 @@ std::vector<Pass> passes_before_fusion(int vector_lanes) {
   return {
       pass("InferType", 0, [](const ir::IRModule& m) { return ir::infer_type(m); }),
       pass("DynamicToStatic", 0, transform::dynamic_to_static),
+      pass("FakeQuantizationToInteger", 1, transform::fake_quantization_to_integer),
       pass("SimplifyInference", 1, transform::simplify_inference),
       // After SimplifyInference, whose scale/shift ops follow a layout where batch_norm would
       // not.

@@ -1,4 +1,6 @@
-// Reference kernels of qnn.quantize and qnn.dequantize, written as ONNX's
+// Reference kernels of the quantized dialect. qnn.conv2d and qnn.dense are
+// the float ops' kernels on operands with their zero points subtracted (int32,
+// so padding adds nothing). qnn.quantize and qnn.dequantize are written as ONNX's
 // QuantizeLinear and DequantizeLinear define them:
 //   quantize:   saturate(round_half_even(x / scale) + zero_point)
 //   dequantize: (x - zero_point) * scale
@@ -7,6 +9,7 @@
 // values to a different integer than every deployed implementation. A NaN
 // quantizes to 0 after the zero point is added, as the compiled kernel's
 // saturating conversion does.
+#include <algorithm>
 #include <cmath>
 
 #include "anvil/ir/attrs/qnn.h"
@@ -98,9 +101,34 @@ std::vector<Tensor> dequantize_kernel(const KernelArgs& args) {
   return wants_double(args) ? dequantize_in<double>(args) : dequantize_in<float>(args);
 }
 
+// Input i minus its zero point (input zp_index: a scalar, or one value per
+// slice of axis 0) as an int32 tensor.
+Tensor shifted(const KernelArgs& args, size_t i, size_t zp_index) {
+  const Tensor& x = args.inputs[i];
+  std::vector<int64_t> values = to_int64s(x), zero_point = to_int64s(args.inputs[zp_index]);
+  int64_t per_slice =
+      x.numel() / std::max<int64_t>(x.shape_vector().empty() ? 1 : x.shape_vector()[0], 1);
+  for (size_t k = 0; k < values.size(); ++k)
+    values[k] -=
+        zero_point.size() == 1 ? zero_point[0] : zero_point[size_t(int64_t(k) / per_slice)];
+  return from_int64s(values, x.shape_vector(), DataType::int32());
+}
+
+// qnn.conv2d and qnn.dense: the float op's kernel (which accumulates integers
+// exactly in int64) on the shifted operands.
+ReferenceKernel integer_product(const char* float_op) {
+  return [float_op](const KernelArgs& args) {
+    std::vector<Tensor> operands = {shifted(args, 0, 2), shifted(args, 1, 3)};
+    const ReferenceKernel* kernel = find_kernel(float_op);
+    return (*kernel)(KernelArgs{operands, args.attrs, args.out_type});
+  };
+}
+
 }  // namespace
 
 void register_qnn_kernels() {
+  register_kernel("qnn.conv2d", integer_product("nn.conv2d"));
+  register_kernel("qnn.dense", integer_product("nn.dense"));
   register_kernel("qnn.quantize", quantize_kernel);
   register_kernel("qnn.dequantize", dequantize_kernel);
 }

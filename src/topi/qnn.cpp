@@ -71,9 +71,34 @@ std::vector<te::Tensor> dequantize_compute(const ComputeArgs& args) {
       tensor_name(args.op_name()))};
 }
 
+// x minus its zero point (a scalar, or one value per slice of axis 0) in int32;
+// an injective stage the schedule inlines into the product.
+te::Tensor shifted(const te::Tensor& x, const te::Tensor& zero_point, const std::string& name) {
+  return te::compute(
+      x.shape(),
+      [&](const std::vector<Var>& i) {
+        PrimExpr zp = zero_point.ndim() == 0 ? zero_point.at({}) : zero_point.at({i[0]});
+        return tir::cast(DataType::int32(), x.at(std::vector<PrimExpr>(i.begin(), i.end()))) -
+               tir::cast(DataType::int32(), zp);
+      },
+      name);
+}
+
+// qnn.conv2d and qnn.dense: the float op's compute on the shifted operands.
+ComputeFn integer_product(const char* float_op) {
+  return [float_op](const ComputeArgs& args) {
+    std::vector<te::Tensor> operands = {shifted(args.inputs[0], args.inputs[2], "data_shifted"),
+                                        shifted(args.inputs[1], args.inputs[3], "weight_shifted")};
+    const ComputeFn* compute = find_compute(float_op);
+    return (*compute)(ComputeArgs{args.call, operands, args.out_type, args.dim_vars, args.extras});
+  };
+}
+
 }  // namespace
 
 void register_qnn_computes() {
+  register_compute("qnn.conv2d", integer_product("nn.conv2d"));
+  register_compute("qnn.dense", integer_product("nn.dense"));
   register_compute("qnn.quantize", quantize_compute);
   register_compute("qnn.dequantize", dequantize_compute);
 }

@@ -22,6 +22,13 @@ ir::IRModule bind_params(const ir::IRModule& mod,
 // constants into the static op with equivalent attrs (TVM's DynamicToStatic).
 ir::IRModule dynamic_to_static(const ir::IRModule& mod);
 
+// Quantized models in the QDQ format: quantize(act(conv(dequantize(x), dequantize(W)) + b))
+// with constant 8-bit parameters becomes qnn.conv2d (nn.dense and nn.matmul: qnn.dense) of
+// the integers, accumulated in int32, then requantized by float multiply, qnn.quantize and a
+// clip that takes the activation's place (docs/quantization.md). What does not match stays
+// in float between its dequantize and quantize.
+ir::IRModule fake_quantization_to_integer(const ir::IRModule& mod);
+
 // Inference-time simplification: nn.batch_norm(x, g, b, m, v).0 becomes
 // x * (g / sqrt(v + eps)) + (b - m * g / sqrt(v + eps)) along the batch-norm axis (shift and
 // scale as broadcasting multiply/add); nn.dropout(x).0 becomes x; layer_norm, instance_norm,

@@ -147,7 +147,9 @@ Expr ConvertContext::op(std::string_view name, std::vector<Expr> args,
   } catch (const Error& e) {
     fail(e.what());
   }
-  bool foldable = !args.empty();
+  // A dequantized constant stays a dequantize: FakeQuantizationToInteger needs the
+  // integer weights and their scales, and FoldConstant folds it later when nothing does.
+  bool foldable = !args.empty() && name != "qnn.dequantize";
   for (const Expr& a : args) foldable &= is_constant_value(a);
   if (!foldable || !reference::find_kernel(name)) return call;
   std::vector<Tensor> inputs;

@@ -1,9 +1,12 @@
-// The quantized dialect's boundary ops: qnn.quantize (float to integer with a
-// scale and zero point) and qnn.dequantize (back). Scale and zero point are
+// The quantized dialect: its boundary ops qnn.quantize (float to integer with
+// a scale and zero point) and qnn.dequantize (back), and the integer products
+// qnn.conv2d and qnn.dense that FakeQuantizationToInteger rewrites float
+// convolutions and dense layers between them into. Scale and zero point are
 // tensor inputs, not attrs, because ONNX lets them be computed at run time
 // (DynamicQuantizeLinear); a pass that wants them constant checks that they are.
 #include "anvil/ir/attrs/qnn.h"
 
+#include "anvil/ir/attrs/nn.h"
 #include "ir/op/dtype_check.h"
 #include "ir/op/families.h"
 #include "ir/op/nn_util.h"
@@ -107,9 +110,69 @@ Type dequantize_relation(const RelationArgs& args) {
                      : Type(TensorTypeNode::make_unknown_rank(out));
 }
 
+// A tensor type with its dtype replaced.
+Type with_dtype(const Type& t, DataType dtype) {
+  const auto* tensor = as<TensorTypeNode>(t);
+  if (!tensor) return t;
+  return tensor->shape ? Type(TensorTypeNode::make(*tensor->shape, dtype))
+                       : Type(TensorTypeNode::make_unknown_rank(dtype));
+}
+
+// qnn.conv2d / qnn.dense: data and weight of 8-bit integers, a scalar zero point
+// of data's type, a scalar or per-output-channel zero point of weight's type;
+// the shape is the float op's (its relation runs on the same attrs), the dtype int32.
+TypeRelation integer_product_relation(const char* float_op) {
+  return [float_op](const RelationArgs& args) -> Type {
+    const TensorTypeNode& data = args.tensor(0);
+    const TensorTypeNode& weight = args.tensor(1);
+    for (size_t i : {size_t(0), size_t(1)}) {
+      DataType t = args.tensor(i).dtype;
+      if (t != DataType::uint8() && t != DataType::int8())
+        throw_error(args.arg_name(i), " must be uint8 or int8, got ",
+                    relation::describe(args.tensor(i)));
+    }
+    const TensorTypeNode& data_zp = args.tensor(2);
+    const TensorTypeNode& weight_zp = args.tensor(3);
+    if (data_zp.dtype != data.dtype || !data_zp.shape->empty())
+      throw_error(args.arg_name(2), " must be a scalar of data's dtype ", data.dtype.to_string(),
+                  ", got ", relation::describe(data_zp));
+    if (weight_zp.dtype != weight.dtype || weight_zp.shape->size() > 1)
+      throw_error(args.arg_name(3), " must be a scalar or a vector of weight's dtype ",
+                  weight.dtype.to_string(), ", got ", relation::describe(weight_zp));
+    if (weight_zp.shape->size() == 1 && args.op.name == "qnn.conv2d" &&
+        args.attrs_as<Conv2DAttrs>().kernel_layout != "OIHW")
+      throw_error(args.arg_name(3), " per output channel needs kernel_layout OIHW, got ",
+                  args.attrs_as<Conv2DAttrs>().kernel_layout);
+    if (weight_zp.shape->size() == 1)
+      relation::expect_dim_equal((*weight_zp.shape)[0], (*weight.shape)[0],
+                                 str_cat(args.arg_name(3), " length (the output channels)"));
+    const OpDef* op = OpTable::global().find(float_op);
+    Type widened[2] = {with_dtype(args.inputs[0], DataType::int32()),
+                       with_dtype(args.inputs[1], DataType::int32())};
+    RelationArgs inner{*op, widened, args.attrs, args.type_args};
+    return with_dtype(op->relation(inner), DataType::int32());
+  };
+}
+
 }  // namespace
 
 void register_qnn_ops(OpTable& table) {
+  table.add("qnn.conv2d")
+      .describe(
+          "2-D convolution of 8-bit integers accumulated exactly in int32: sum of (data - "
+          "data_zero_point) * (weight - weight_zero_point), padding counted as the zero point")
+      .inputs({"data", "weight", "data_zero_point", "weight_zero_point"})
+      .attrs<Conv2DAttrs>()
+      .type_relation(integer_product_relation("nn.conv2d"))
+      .fusion_pattern(OpPattern::OutEWiseFusable);
+  table.add("qnn.dense")
+      .describe(
+          "data (..., K) times the transpose of weight (N, K) in 8-bit integers, accumulated "
+          "exactly in int32 after subtracting the zero points")
+      .inputs({"data", "weight", "data_zero_point", "weight_zero_point"})
+      .attrs<DenseAttrs>()
+      .type_relation(integer_product_relation("nn.dense"))
+      .fusion_pattern(OpPattern::OutEWiseFusable);
   table.add("qnn.quantize")
       .describe(
           "saturate(round_half_even(data / scale) + zero_point) in the zero point's integer type")
