@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "anvil/ir/attrs/nn.h"
 #include "anvil/ir/attrs/qnn.h"
 #include "reference/kernel_families.h"
 #include "reference/kernel_util.h"
@@ -124,9 +125,62 @@ ReferenceKernel integer_product(const char* float_op) {
   };
 }
 
+// qnn.contrib_conv2d_NCHWc, straight from its definition: data (N, CB, H, W, ib)
+// padded with the zero point, weight (OB, CB, KH, KW, ib/4, ob*4) where input
+// channel c = 4q + r of a block and output channel j of a block sit at [q, 4j + r].
+std::vector<Tensor> conv2d_nchwc_int8_kernel(const KernelArgs& args) {
+  const auto& a = args.attrs_as<ir::Conv2DAttrs>();
+  const Tensor &data = args.inputs[0], &weight = args.inputs[1];
+  std::vector<int64_t> d = data.shape_vector(), w = weight.shape_vector();
+  std::vector<int64_t> x = to_int64s(data), k = to_int64s(weight);
+  const int64_t zero_point = to_int64s(args.inputs[2])[0];
+  auto spread = [](const std::vector<int64_t>& v, size_t n, int64_t fallback) {
+    if (v.empty()) return std::vector<int64_t>(n, fallback);
+    if (v.size() == 1) return std::vector<int64_t>(n, v[0]);
+    return v;
+  };
+  std::vector<int64_t> stride = spread(a.strides, 2, 1), dilation = spread(a.dilation, 2, 1);
+  std::vector<int64_t> pad = spread(a.padding, 4, 0);
+  if (pad.size() == 2) pad = {pad[0], pad[1], pad[0], pad[1]};
+  const int64_t n_batch = d[0], in_blocks = d[1], height = d[2], width = d[3], ib = d[4];
+  const int64_t out_blocks = w[0], kh_n = w[2], kw_n = w[3], ob = w[5] / 4;
+  const int64_t oh_n = (height + pad[0] + pad[2] - dilation[0] * (kh_n - 1) - 1) / stride[0] + 1;
+  const int64_t ow_n = (width + pad[1] + pad[3] - dilation[1] * (kw_n - 1) - 1) / stride[1] + 1;
+  std::vector<int64_t> out(size_t(n_batch * out_blocks * oh_n * ow_n * ob), 0);
+  size_t at = 0;
+  for (int64_t n = 0; n < n_batch; ++n)
+    for (int64_t o = 0; o < out_blocks; ++o)
+      for (int64_t oh = 0; oh < oh_n; ++oh)
+        for (int64_t ow = 0; ow < ow_n; ++ow)
+          for (int64_t j = 0; j < ob; ++j, ++at) {
+            int64_t sum = 0;
+            for (int64_t cb = 0; cb < in_blocks; ++cb)
+              for (int64_t kh = 0; kh < kh_n; ++kh)
+                for (int64_t kw = 0; kw < kw_n; ++kw) {
+                  int64_t ih = oh * stride[0] + kh * dilation[0] - pad[0];
+                  int64_t iw = ow * stride[1] + kw * dilation[1] - pad[1];
+                  bool inside = ih >= 0 && ih < height && iw >= 0 && iw < width;
+                  for (int64_t c = 0; c < ib; ++c) {
+                    int64_t xv =
+                        inside ? x[size_t((((n * in_blocks + cb) * height + ih) * width + iw) * ib +
+                                          c)]
+                               : zero_point;
+                    int64_t wv = k[size_t(
+                        ((((o * in_blocks + cb) * kh_n + kh) * kw_n + kw) * (ib / 4) + c / 4) * ob *
+                            4 +
+                        j * 4 + c % 4)];
+                    sum += xv * wv;
+                  }
+                }
+            out[at] = sum;
+          }
+  return {from_int64s(out, {n_batch, out_blocks, oh_n, ow_n, ob}, DataType::int32())};
+}
+
 }  // namespace
 
 void register_qnn_kernels() {
+  register_kernel("qnn.contrib_conv2d_NCHWc", conv2d_nchwc_int8_kernel);
   register_kernel("qnn.conv2d", integer_product("nn.conv2d"));
   register_kernel("qnn.dense", integer_product("nn.dense"));
   register_kernel("qnn.quantize", quantize_kernel);

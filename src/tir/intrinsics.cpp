@@ -50,6 +50,11 @@ const std::vector<IntrinsicInfo>& all_intrinsics() {
       {"reinterpret", 1, C::Builtin, true},
       // if_then_else(cond, a, b): like select, but evaluates only the side taken.
       {"if_then_else", 3, C::Builtin, true},
+      // u8i8_dot4_accumulate(acc: int32xN, a: uint8x4, b: int8x4N): lane l of the result is
+      // acc[l] + sum over k < 4 of a[k] * b[4l + k], the products exact (u8 x s8) and the sum
+      // wrapping in int32. One AVX-512 VNNI vpdpbusd for N = 16 (of a broadcast), plain
+      // widening arithmetic where the target has no VNNI; never saturating.
+      {"u8i8_dot4_accumulate", 3, C::Builtin, true},
       // prefetch(address_of(...)): a read hint; no effect on results.
       {"prefetch", 1, C::Builtin, false},
       // The packed calling convention (tir::transform::make_packed_api), read by both code

@@ -113,6 +113,8 @@ class LayoutAlterer : public detail::TypedMutator {
         blocked = rewrite_pool(*node, self);
       else if (op->name == "nn.bias_add")
         blocked = rewrite_bias_add(*node);
+      else if (kScalarParameterOps.count(op->name))
+        blocked = rewrite_with_scalar_parameters(*node, self);
       else if (op->name == "concatenate")
         blocked = rewrite_concatenate(*node, self);
       else if (op->name == "strided_slice")
@@ -128,6 +130,11 @@ class LayoutAlterer : public detail::TypedMutator {
  private:
   inline static const std::unordered_set<std::string> kBinaryOps = {
       "add", "subtract", "multiply", "divide", "maximum", "minimum"};
+
+  // Ops that are elementwise on their first argument when every other argument is one value
+  // (a per-tensor scale and zero point).
+  inline static const std::unordered_set<std::string> kScalarParameterOps = {"qnn.quantize",
+                                                                             "qnn.dequantize"};
 
   // Pools whose computes read any layout, the blocked ones included.
   inline static const std::unordered_set<std::string> kPoolOps = {
@@ -200,6 +207,22 @@ class LayoutAlterer : public detail::TypedMutator {
     if (!in || detail::shape_dims(self) != in->shape) return std::nullopt;
     return BlockedValue{ir::CallNode::make(call.callee, {in->expr}, call.attrs), in->block,
                         in->shape, in->stored_channels};
+  }
+
+  std::optional<BlockedValue> rewrite_with_scalar_parameters(const ir::CallNode& call,
+                                                             const ir::Expr& self) {
+    const BlockedValue* in = blocked_form(call.args[0]);
+    if (!in || detail::shape_dims(self) != in->shape) return std::nullopt;
+    std::vector<ir::Expr> args = {in->expr};
+    for (size_t i = 1; i < call.args.size(); ++i) {
+      std::optional<std::vector<int64_t>> shape = detail::static_shape(call.args[i]);
+      if (!shape) return std::nullopt;
+      for (int64_t d : *shape)
+        if (d != 1) return std::nullopt;
+      args.push_back(mutate(call.args[i]));
+    }
+    return BlockedValue{ir::CallNode::make(call.callee, args, call.attrs), in->block, in->shape,
+                        in->stored_channels};
   }
 
   std::optional<BlockedValue> rewrite_binary(const ir::CallNode& call, const ir::Expr& self) {

@@ -303,6 +303,18 @@ std::string FunctionEmitter::print_builtin(const CallNode* call, const std::stri
     if (from == to) return arg(0);
     return file_.helpers.use_reinterpret(from, to) + "(" + arg(0) + ")";
   }
+  if (op == "u8i8_dot4_accumulate") {
+    // Lane l: acc[l] + sum over k of a[k] * b[4l + k], wrapping as int32 (unsigned arithmetic
+    // in C, where signed overflow is undefined).
+    std::string sum = "(uint32_t)" + arg(0);
+    for (int k = 0; k < 4; ++k) {
+      std::string b_lane =
+          lane.empty() ? std::to_string(k) : "(" + lane + ") * 4 + " + std::to_string(k);
+      sum += " + (uint32_t)((int32_t)" + print(call->args[1], std::to_string(k)) + " * (int32_t)" +
+             print(call->args[2], b_lane) + ")";
+    }
+    return paren("(int32_t)(" + sum + ")");
+  }
   if (op == "anvil.arg_int64")
     return paren("((const AnvilValue*)" + arg(0) + ")[" + arg(1) + "].v_int64");
   if (op == "anvil.arg_float64")

@@ -2,6 +2,7 @@
 // entry points of the functions and the kernel-library table.
 #include <dlpack/dlpack.h>
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsX86.h>
 
 #include <cstddef>
 #include <set>
@@ -99,6 +100,40 @@ static_assert(sizeof(AnvilValue) == 8, "AnvilValue is one 8-byte slot");
 
 }  // namespace
 
+llvm::Value* CodeGenLLVM::emit_dot4_accumulate(const CallNode* call) {
+  const int lanes = call->dtype.lanes;
+  if (call->args[1].dtype().lanes != 4 || call->args[2].dtype().lanes != 4 * lanes)
+    throw_error("LLVM code generation of '", current_symbol_,
+                "': u8i8_dot4_accumulate expects uint8x4 and int8x", 4 * lanes, " operands");
+  llvm::Value* acc = emit(call->args[0]);
+  llvm::Value* a = emit(call->args[1]);
+  llvm::Value* b = emit(call->args[2]);
+  llvm::Type* i32 = builder_.getInt32Ty();
+  auto* words = llvm::FixedVectorType::get(i32, unsigned(lanes));
+  // The four bytes of a, as one 32-bit word in every lane: vpdpbusd's unsigned operand.
+  llvm::Value* a_words =
+      builder_.CreateVectorSplat(unsigned(lanes), builder_.CreateBitCast(a, i32));
+  llvm::Value* b_words = builder_.CreateBitCast(b, words);
+  if (lanes == 16 && target_.vnni_512)
+    return builder_.CreateIntrinsic(llvm::Intrinsic::x86_avx512_vpdpbusd_512, {},
+                                    {acc, a_words, b_words});
+  if (lanes == 8 && target_.vnni_256)
+    return builder_.CreateIntrinsic(llvm::Intrinsic::x86_avx512_vpdpbusd_256, {},
+                                    {acc, a_words, b_words});
+  // Without VNNI: each byte k of a, widened and broadcast, times every fourth byte of b
+  // (starting at k), widened; products of u8 and s8 fit int16, so nothing saturates.
+  llvm::Value* a_wide = builder_.CreateZExt(a, llvm::FixedVectorType::get(i32, 4));
+  for (int k = 0; k < 4; ++k) {
+    std::vector<int> pick(static_cast<size_t>(lanes));
+    for (int l = 0; l < lanes; ++l) pick[size_t(l)] = 4 * l + k;
+    llvm::Value* b_k = builder_.CreateSExt(builder_.CreateShuffleVector(b, pick), words);
+    llvm::Value* a_k = builder_.CreateVectorSplat(
+        unsigned(lanes), builder_.CreateExtractElement(a_wide, uint64_t(k)));
+    acc = builder_.CreateAdd(acc, builder_.CreateMul(a_k, b_k));
+  }
+  return acc;
+}
+
 llvm::Value* CodeGenLLVM::emit_builtin(const CallNode* call) {
   const std::string& op = call->op;
   llvm::Type* ptr = builder_.getPtrTy();
@@ -127,6 +162,7 @@ llvm::Value* CodeGenLLVM::emit_builtin(const CallNode* call) {
     llvm::Value* value = emit(call->args[0]);
     return coerce(value, call->dtype);
   }
+  if (op == "u8i8_dot4_accumulate") return emit_dot4_accumulate(call);
   if (op == "if_then_else") return emit_if_then_else(call);
   if (op == "prefetch") {
     llvm::Value* address = emit(call->args[0]);

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -31,6 +32,10 @@ struct ResolvedTarget {
   std::string features;  // "+avx512f,-amx-tile,..."
   int opt_level = 3;
   int vector_bits = 128;
+  // Dot-product instructions the features (the CPU's and the explicit ones) give: vpdpbusd on
+  // zmm (AVX-512 VNNI), on ymm (AVX-VNNI, or AVX-512 VNNI with VL).
+  bool vnni_512 = false;
+  bool vnni_256 = false;
 };
 ResolvedTarget resolve_target(const Target& target);
 
@@ -153,6 +158,8 @@ class CodeGenLLVM {
                                   const std::vector<llvm::Value*>& args);
   llvm::Value* emit_extern(const tir::CallNode* call);
   llvm::Value* emit_if_then_else(const tir::CallNode* call);
+  // u8i8_dot4_accumulate: vpdpbusd where the target has VNNI, widening arithmetic elsewhere.
+  llvm::Value* emit_dot4_accumulate(const tir::CallNode* call);
   llvm::Value* string_constant(const std::string& text);
   llvm::FunctionCallee runtime_function(const char* name);
   // Fits value (an integer or pointer produced by a builtin) to the call's dtype.

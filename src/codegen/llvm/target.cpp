@@ -158,6 +158,9 @@ ResolvedTarget resolve_target(const Target& target) {
     resolved.vector_bits = info->checkFeatures("+avx512f") ? 512
                            : info->checkFeatures("+avx")   ? 256
                                                            : 128;
+    resolved.vnni_512 = info->checkFeatures("+avx512vnni");
+    resolved.vnni_256 = info->checkFeatures("+avxvnni") ||
+                        (resolved.vnni_512 && info->checkFeatures("+avx512vl"));
   } else {
     resolved.vector_bits = 128;
   }

@@ -154,9 +154,52 @@ TypeRelation integer_product_relation(const char* float_op) {
   };
 }
 
+// qnn.contrib_conv2d_NCHWc: uint8 data (N, C/ib, H, W, ib), int8 weight
+// (O/ob, C/ib, KH, KW, ib/4, ob*4) and the data's zero point (a uint8 scalar,
+// the padding value) -> int32 (N, O/ob, OH, OW, ob). Static shapes only: it is
+// made by the x86 layout strategy of qnn.conv2d, which knows them.
+Type qnn_conv2d_nchwc_relation(const RelationArgs& args) {
+  const auto& a = args.attrs_as<Conv2DAttrs>();
+  const TensorTypeNode& data = args.tensor(0);
+  const TensorTypeNode& weight = args.tensor(1);
+  const TensorTypeNode& zero_point = args.tensor(2);
+  if (data.dtype != DataType::uint8() || weight.dtype != DataType::int8() ||
+      zero_point.dtype != DataType::uint8() || !zero_point.shape->empty())
+    throw_error("expects uint8 data, int8 weight and a uint8 scalar zero point, got ",
+                nn::inputs_text(args));
+  auto d = data.static_shape();
+  auto w = weight.static_shape();
+  if (!d || !w || d->size() != 5 || w->size() != 6)
+    throw_error("expects static 5-D data and 6-D weight, got ", nn::inputs_text(args));
+  if ((*d)[1] != (*w)[1] || (*d)[4] != (*w)[4] * 4 || (*w)[5] % 4 != 0)
+    throw_error("data blocks (", (*d)[1], " x ", (*d)[4], ") do not match the weight's (", (*w)[1],
+                " x ", (*w)[4], " x 4)");
+  std::vector<int64_t> strides = nn::spatial_attr(a.strides, 2, "strides", 1);
+  std::vector<int64_t> dilation = nn::spatial_attr(a.dilation, 2, "dilation", 1);
+  std::vector<int64_t> pad = nn::expand_padding(a.padding, 2);
+  std::vector<Dim> out = {(*data.shape)[0], (*w)[0]};
+  for (size_t i = 0; i < 2; ++i) {
+    int64_t extent = (*d)[2 + i] + pad[i] + pad[2 + i] - dilation[i] * ((*w)[2 + i] - 1) - 1;
+    if (extent < 0)
+      throw_error("the kernel is larger than the padded input: ", nn::inputs_text(args));
+    out.push_back(extent / strides[i] + 1);
+  }
+  out.push_back((*w)[5] / 4);
+  return TensorTypeNode::make(std::move(out), DataType::int32());
+}
+
 }  // namespace
 
 void register_qnn_ops(OpTable& table) {
+  table.add("qnn.contrib_conv2d_NCHWc")
+      .describe(
+          "blocked 2-D convolution of uint8 data (NCHW{ib}c, padded with data_zero_point) by "
+          "int8 weights packed four input channels deep (OIHW{ib/4}i{ob}o4i), summed in int32 "
+          "without subtracting the zero point (the x86 form of qnn.conv2d)")
+      .inputs({"data", "weight", "data_zero_point"})
+      .attrs<Conv2DAttrs>()
+      .type_relation(qnn_conv2d_nchwc_relation)
+      .fusion_pattern(OpPattern::OutEWiseFusable);
   table.add("qnn.conv2d")
       .describe(
           "2-D convolution of 8-bit integers accumulated exactly in int32: sum of (data - "

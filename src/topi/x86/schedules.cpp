@@ -79,6 +79,8 @@ void register_x86_schedules() {
   x86::register_conv2d_layout();
   x86::register_dense_layout();
   x86::register_conv2d_nchwc_compute();
+  x86::register_conv2d_int8_layout();
+  x86::register_conv2d_int8();
   register_schedule("nn.contrib_conv2d_NCHWc", "x86.conv2d_nchwc", x86::schedule_conv2d_nchwc,
                     x86::conv2d_nchwc_knob_space);
   x86::register_conv2d_winograd_compute();

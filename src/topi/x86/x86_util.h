@@ -80,6 +80,11 @@ std::vector<KnobSpace> pool_knob_space(const tir::Schedule& sch, const ScheduleA
 void register_conv2d_layout();
 void register_dense_layout();
 
+// The int8 convolution: qnn.conv2d's layout strategy (conv2d_int8_layout.cpp), and the compute,
+// tensor intrinsics and schedule of qnn.contrib_conv2d_NCHWc (conv2d_int8.cpp).
+void register_conv2d_int8_layout();
+void register_conv2d_int8();
+
 // Registers the compute of nn.contrib_conv2d_NCHWc (conv2d_nchwc.cpp).
 void register_conv2d_nchwc_compute();
 
