@@ -177,9 +177,28 @@ std::vector<Tensor> conv2d_nchwc_int8_kernel(const KernelArgs& args) {
   return {from_int64s(out, {n_batch, out_blocks, oh_n, ow_n, ob}, DataType::int32())};
 }
 
+std::vector<Tensor> qnn_add_kernel(const KernelArgs& args) {
+  const ir::QnnAddTerms t = ir::qnn_add_terms(args.attrs_as<ir::QnnAddAttrs>());
+  const Tensor &lhs = args.inputs[0], &rhs = args.inputs[1];
+  std::vector<int64_t> shape = broadcast_shape(lhs.shape_vector(), rhs.shape_vector());
+  std::vector<int64_t> a = to_int64s(lhs), b = to_int64s(rhs);
+  auto [lo, hi] = integer_range(args.out_dtype());
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  std::vector<int64_t> out(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    float x = float(a[size_t(broadcast_source(i, shape, lhs.shape_vector()))]);
+    float y = float(b[size_t(broadcast_source(i, shape, rhs.shape_vector()))]);
+    float v = std::nearbyint(std::fma(x, t.lhs_ratio, std::fma(y, t.rhs_ratio, t.offset)));
+    out[size_t(i)] = v <= float(lo) ? lo : v >= float(hi) ? hi : int64_t(v);
+  }
+  return {from_int64s(out, shape, args.out_dtype())};
+}
+
 }  // namespace
 
 void register_qnn_kernels() {
+  register_kernel("qnn.add", qnn_add_kernel);
   register_kernel("qnn.contrib_conv2d_NCHWc", conv2d_nchwc_int8_kernel);
   register_kernel("qnn.conv2d", integer_product("nn.conv2d"));
   register_kernel("qnn.dense", integer_product("nn.dense"));

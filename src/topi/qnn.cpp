@@ -94,9 +94,31 @@ ComputeFn integer_product(const char* float_op) {
   };
 }
 
+std::vector<te::Tensor> qnn_add_compute(const ComputeArgs& args) {
+  const ir::QnnAddTerms t = ir::qnn_add_terms(args.attrs_as<ir::QnnAddAttrs>());
+  const te::Tensor &lhs = args.inputs[0], &rhs = args.inputs[1];
+  const std::vector<PrimExpr> shape = args.out_shape();
+  const DataType f = DataType::float32(), out = args.out_dtype();
+  PrimExpr lo = tir::make_const(f, double(lowest_value(out)));
+  PrimExpr hi = tir::make_const(f, double(highest_value(out)));
+  return {te::compute(
+      shape,
+      [&](const std::vector<Var>& i) {
+        PrimExpr a = tir::cast(f, broadcast_load(lhs, i, shape));
+        PrimExpr b = tir::cast(f, broadcast_load(rhs, i, shape));
+        PrimExpr inner = tir::call_intrin(
+            f, "fma", {b, tir::make_const(f, t.rhs_ratio), tir::make_const(f, t.offset)});
+        PrimExpr v = tir::call_intrin(
+            f, "round", {tir::call_intrin(f, "fma", {a, tir::make_const(f, t.lhs_ratio), inner})});
+        return tir::cast(out, tir::select(v < lo, lo, tir::select(v > hi, hi, v)));
+      },
+      tensor_name(args.op_name()))};
+}
+
 }  // namespace
 
 void register_qnn_computes() {
+  register_compute("qnn.add", qnn_add_compute);
   register_compute("qnn.conv2d", integer_product("nn.conv2d"));
   register_compute("qnn.dense", integer_product("nn.dense"));
   register_compute("qnn.quantize", quantize_compute);

@@ -153,6 +153,8 @@ class FakeQuantizationRewriter : public detail::TypedMutator {
       value = clip->args[0];
     }
 
+    if (Expr sum = rewrite_add(value, sy, zy, out)) return clamped(sum, bounds, out);
+
     Expr bias;
     if (const ir::CallNode* add = detail::op_call(value, "nn.bias_add")) {
       if (!single_use(value)) return nullptr;
@@ -187,11 +189,33 @@ class FakeQuantizationRewriter : public detail::TypedMutator {
     Expr result =
         ir::call_op("qnn.quantize", {scaled, detail::scalar_constant(1.0, DataType::float32()),
                                      detail::scalar_constant(zy, out)});
+    return clamped(result, bounds, out);
+  }
+
+  // The quantized value clipped to bounds where they are narrower than its type's.
+  static Expr clamped(const Expr& q, const Bounds& bounds, DataType out) {
     double type_lo = out.is_int() ? -128.0 : 0.0, type_hi = out.is_int() ? 127.0 : 255.0;
-    if (bounds.lo > type_lo || bounds.hi < type_hi)
-      result = ir::call_op("clip", {result},
-                           ir::make_op_attrs("clip", {{"a_min", bounds.lo}, {"a_max", bounds.hi}}));
-    return result;
+    if (bounds.lo <= type_lo && bounds.hi >= type_hi) return q;
+    return ir::call_op("clip", {q},
+                       ir::make_op_attrs("clip", {{"a_min", bounds.lo}, {"a_max", bounds.hi}}));
+  }
+
+  // add(dequantize(a), dequantize(b)) of per-tensor 8-bit values of the output's type, as
+  // qnn.add; null when the value is anything else.
+  Expr rewrite_add(const Expr& value, double sy, double zy, DataType out) {
+    const ir::CallNode* add = detail::op_call(value, "add");
+    if (!add || !single_use(value)) return nullptr;
+    std::optional<QuantizedInput> a = quantized_input(add->args[0]);
+    std::optional<QuantizedInput> b = quantized_input(add->args[1]);
+    if (!a || !b || detail::tensor_dtype(a->data) != out || detail::tensor_dtype(b->data) != out)
+      return nullptr;
+    return ir::call_op("qnn.add", {mutate(a->data), mutate(b->data)},
+                       ir::make_op_attrs("qnn.add", {{"lhs_scale", a->scale},
+                                                     {"lhs_zero_point", a->zero_point},
+                                                     {"rhs_scale", b->scale},
+                                                     {"rhs_zero_point", b->zero_point},
+                                                     {"out_scale", sy},
+                                                     {"out_zero_point", int64_t(zy)}}));
   }
 
   // A float product of a quantized activation and a constant quantized weight.

@@ -6,6 +6,9 @@
 // (DynamicQuantizeLinear); a pass that wants them constant checks that they are.
 #include "anvil/ir/attrs/qnn.h"
 
+#include <cmath>
+#include <utility>
+
 #include "anvil/ir/attrs/nn.h"
 #include "ir/op/dtype_check.h"
 #include "ir/op/families.h"
@@ -188,9 +191,33 @@ Type qnn_conv2d_nchwc_relation(const RelationArgs& args) {
   return TensorTypeNode::make(std::move(out), DataType::int32());
 }
 
+Type qnn_add_relation(const RelationArgs& args) {
+  const auto& a = args.attrs_as<QnnAddAttrs>();
+  DataType lhs = relation::tensor_any_rank(args, 0).dtype;
+  if (lhs != DataType::uint8() && lhs != DataType::int8())
+    throw_error(args.arg_name(0), " must be uint8 or int8, got ", type_to_string(args.inputs[0]));
+  for (double scale : {a.lhs_scale, a.rhs_scale, a.out_scale})
+    if (!(scale > 0) || std::isinf(scale))
+      throw_error("scales must be positive and finite, got ", scale);
+  auto [lo, hi] =
+      lhs.is_int() ? std::pair<int64_t, int64_t>{-128, 127} : std::pair<int64_t, int64_t>{0, 255};
+  for (int64_t zp : {a.lhs_zero_point, a.rhs_zero_point, a.out_zero_point})
+    if (zp < lo || zp > hi)
+      throw_error("zero point ", zp, " is outside ", lhs.to_string(), "'s range");
+  return relation::broadcast_relation(args);
+}
+
 }  // namespace
 
 void register_qnn_ops(OpTable& table) {
+  table.add("qnn.add")
+      .describe(
+          "lhs + rhs of per-tensor quantized 8-bit tensors, rescaled to the output's "
+          "scale and zero point (QnnAddAttrs)")
+      .inputs({"lhs", "rhs"})
+      .attrs<QnnAddAttrs>()
+      .type_relation(qnn_add_relation)
+      .fusion_pattern(OpPattern::Broadcast);
   table.add("qnn.contrib_conv2d_NCHWc")
       .describe(
           "blocked 2-D convolution of uint8 data (NCHW{ib}c, padded with data_zero_point) by "

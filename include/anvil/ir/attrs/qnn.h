@@ -22,4 +22,44 @@ struct QuantizeAttrs : AttrsBase<QuantizeAttrs> {
   }
 };
 
+// qnn.add: lhs + rhs of two per-tensor quantized 8-bit tensors, requantized to
+// out_scale / out_zero_point. Computed as integer runtimes do (XNNPACK, ONNX
+// Runtime's QLinearAdd on x86) rather than as dequantize-add-quantize: each
+// input rescaled straight into the output's units, see qnn_add_terms.
+struct QnnAddAttrs : AttrsBase<QnnAddAttrs> {
+  static constexpr const char* kTypeKey = "qnn.AddAttrs";
+  double lhs_scale = 1;
+  int64_t lhs_zero_point = 0;
+  double rhs_scale = 1;
+  int64_t rhs_zero_point = 0;
+  double out_scale = 1;
+  int64_t out_zero_point = 0;
+
+  template <typename Visit>
+  void visit_fields(Visit&& v) {
+    v("lhs_scale", lhs_scale);
+    v("lhs_zero_point", lhs_zero_point);
+    v("rhs_scale", rhs_scale);
+    v("rhs_zero_point", rhs_zero_point);
+    v("out_scale", out_scale);
+    v("out_zero_point", out_zero_point);
+  }
+};
+
+// The float32 terms of qnn.add: out = saturate(round_half_even(fma(lhs, lhs_ratio,
+// fma(rhs, rhs_ratio, offset)))), with the ratios the input scales over the output's and
+// the offset out_zero_point - (lhs_ratio * lhs_zero_point + rhs_ratio * rhs_zero_point).
+// The reference kernel and the compute both take them from here, so they agree bit for bit.
+struct QnnAddTerms {
+  float lhs_ratio, rhs_ratio, offset;
+};
+inline QnnAddTerms qnn_add_terms(const QnnAddAttrs& a) {
+  const float out_scale = float(a.out_scale);
+  const float lhs_ratio = float(a.lhs_scale) / out_scale;
+  const float rhs_ratio = float(a.rhs_scale) / out_scale;
+  const float lhs_part = lhs_ratio * float(a.lhs_zero_point);
+  const float rhs_part = rhs_ratio * float(a.rhs_zero_point);
+  return {lhs_ratio, rhs_ratio, float(a.out_zero_point) - (lhs_part + rhs_part)};
+}
+
 }  // namespace anvil::ir
