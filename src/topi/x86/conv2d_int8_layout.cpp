@@ -6,7 +6,8 @@
 // the rewrite adds the constant -zx * sum(w) of each output channel after it.
 // Input channels that are no multiple of 4 (an RGB image) are padded to one with
 // zero weights; output channels that fill no whole block are padded with zero
-// weights and sliced off where a consumer needs NCHW.
+// weights and sliced off where a consumer needs NCHW. qnn.dense is the same
+// convolution, 1x1, its rows the pixels.
 #include <numeric>
 #include <string>
 #include <variant>
@@ -24,6 +25,13 @@ struct Int8ConvPlan {
   int64_t data_zero_point = 0;
 };
 
+ir::Expr detail_layout_transform(const ir::Expr& e, const std::string& src,
+                                 const std::string& dst) {
+  return ir::call_op(
+      "layout_transform", {e},
+      ir::make_op_attrs("layout_transform", {{"src_layout", src}, {"dst_layout", dst}}));
+}
+
 const Tensor* constant_of(const ir::Expr& e) {
   const auto* c = ir::as<ir::ConstantNode>(e);
   return c ? &c->data : nullptr;
@@ -37,6 +45,21 @@ std::optional<std::vector<ir::Dim>> static_chw(const ir::Type& type, DataType dt
     if (!dims[i].is_static()) return std::nullopt;
   if (dims[0].is_any()) return std::nullopt;
   return dims;
+}
+
+// Channel counts and zero points decide the blocks; shared by convolutions and dense layers.
+Int8ConvPlan plan_blocks(int64_t in_channels, int64_t out_channels, int64_t data_zero_point,
+                         int lanes) {
+  Int8ConvPlan plan;
+  plan.data_zero_point = data_zero_point;
+  plan.in_channels = in_channels;
+  plan.padded_in = (in_channels + 3) / 4 * 4;
+  plan.in_block = plan.padded_in % 16 == 0 ? 16 : plan.padded_in % 8 == 0 ? 8 : 4;
+  plan.out_channels = out_channels;
+  const int64_t widest = lanes >= 16 ? 16 : 8;
+  plan.out_block = out_channels % widest == 0 ? widest : out_channels % 8 == 0 ? 8 : widest;
+  plan.stored_out = (out_channels + plan.out_block - 1) / plan.out_block * plan.out_block;
+  return plan;
 }
 
 std::variant<Int8ConvPlan, std::string> plan_int8_conv(const ir::CallNode& call,
@@ -60,22 +83,8 @@ std::variant<Int8ConvPlan, std::string> plan_int8_conv(const ir::CallNode& call,
   for (int64_t i = 0; i < weight_zp->numel(); ++i)
     if (weight_zp->get_as_double(i) != 0)
       return std::string("the weight zero point is not 0 (asymmetric weights)");
-  Int8ConvPlan plan;
-  plan.data_zero_point = int64_t(data_zp->get_as_double(0));
-  plan.in_channels = (*in)[1].int_value();
-  plan.padded_in = (plan.in_channels + 3) / 4 * 4;
-  plan.in_block = plan.padded_in % 16 == 0 ? 16 : plan.padded_in % 8 == 0 ? 8 : 4;
-  plan.out_channels = (*out)[1].int_value();
-  const int64_t widest = lanes >= 16 ? 16 : 8;
-  if (plan.out_channels % widest == 0) {
-    plan.out_block = widest;
-  } else if (plan.out_channels % 8 == 0) {
-    plan.out_block = 8;
-  } else {
-    plan.out_block = widest;
-  }
-  plan.stored_out = (plan.out_channels + plan.out_block - 1) / plan.out_block * plan.out_block;
-  return plan;
+  return plan_blocks((*in)[1].int_value(), (*out)[1].int_value(),
+                     int64_t(data_zp->get_as_double(0)), lanes);
 }
 
 std::string check_int8_conv(const ir::CallNode& call, const ir::Type& out_type, int lanes) {
@@ -106,62 +115,111 @@ Tensor pack_int8_weight(const Tensor& weight, const Int8ConvPlan& p) {
   return packed;
 }
 
-LayoutRewrite rewrite_int8_conv(const LayoutArgs& args) {
-  auto planned = plan_int8_conv(args.call, args.out_type, args.vector_lanes);
-  if (const std::string* why = std::get_if<std::string>(&planned)) throw_error(*why);
-  const Int8ConvPlan& plan = std::get<Int8ConvPlan>(planned);
-  const Tensor* weight = constant_of(args.arg(1));
-  if (!weight || !weight->is_contiguous())
-    throw_error("the weight is not a constant (bind the params to pack it)");
-  const auto& a = args.call.attrs_as<ir::Conv2DAttrs>();
-  const std::string data_layout = "NCHW" + std::to_string(plan.in_block) + "c";
-
-  ir::Expr zero_point = ir::ConstantNode::make(*constant_of(args.call.args[2]));
-  ir::Expr data;
-  if (plan.padded_in == plan.in_channels) {
-    data = args.data_blocked(plan.in_block);
-  } else {
-    // The extra channels meet zero weights: any value would do; the zero point keeps the sum
-    // of the padding band the same as that of the real channels.
-    ir::Expr padded = ir::call_op(
-        "nn.pad", {args.arg(0), zero_point},
+// NCHW uint8 data in NCHW{in_block}c, its channels padded to the plan's (with the zero point:
+// the extra channels meet zero weights, so any value would do).
+ir::Expr blocked_data(const ir::Expr& nchw, const ir::Expr& zero_point, const Int8ConvPlan& plan) {
+  ir::Expr data = nchw;
+  if (plan.padded_in != plan.in_channels)
+    data = ir::call_op(
+        "nn.pad", {data, zero_point},
         ir::make_op_attrs(
             "nn.pad",
             {{"pad_width",
               std::vector<int64_t>{0, 0, 0, plan.padded_in - plan.in_channels, 0, 0, 0, 0}}}));
-    data = ir::call_op("layout_transform", {padded},
-                       ir::make_op_attrs("layout_transform", {{"src_layout", std::string("NCHW")},
-                                                              {"dst_layout", data_layout}}));
-  }
+  return detail_layout_transform(data, "NCHW", "NCHW" + std::to_string(plan.in_block) + "c");
+}
 
+// qnn.contrib_conv2d_NCHWc of blocked data by the OIHW weight, plus -zx * sum(w) per output
+// channel: the sum of (x - zx) * w in NCHW{out_block}c, stored_out channels.
+ir::Expr blocked_int8_conv(const ir::Expr& data, const Tensor& weight, const ir::Expr& zero_point,
+                           const Int8ConvPlan& plan, const ir::Conv2DAttrs* conv) {
   auto attrs = ir::make_attrs<ir::Conv2DAttrs>();
-  attrs->strides = a.strides;
-  attrs->padding = a.padding;
-  attrs->dilation = a.dilation;
+  if (conv) {
+    attrs->strides = conv->strides;
+    attrs->padding = conv->padding;
+    attrs->dilation = conv->dilation;
+  }
   attrs->channels = plan.stored_out;
-  attrs->kernel_size = {weight->shape()[2], weight->shape()[3]};
-  attrs->data_layout = data_layout;
+  attrs->kernel_size = {weight.shape()[2], weight.shape()[3]};
+  attrs->data_layout = "NCHW" + std::to_string(plan.in_block) + "c";
   attrs->kernel_layout =
       "OIHW" + std::to_string(plan.in_block / 4) + "i" + std::to_string(plan.out_block) + "o4i";
   attrs->out_layout = "NCHW" + std::to_string(plan.out_block) + "c";
-  ir::Expr packed = ir::ConstantNode::make(pack_int8_weight(*weight, plan));
-  ir::Expr conv =
+  ir::Expr packed = ir::ConstantNode::make(pack_int8_weight(weight, plan));
+  ir::Expr out =
       ir::call_op("qnn.contrib_conv2d_NCHWc", {data, packed, zero_point}, ir::Attrs(attrs));
-  if (plan.data_zero_point != 0) {
-    // sum of (x - zx) * w = sum of x * w - zx * sum of w, per output channel.
-    const int64_t taps = weight->numel() / plan.out_channels;
-    const auto* w = static_cast<const int8_t*>(weight->data());
-    Tensor correction = Tensor::zeros({1, plan.stored_out / plan.out_block, 1, 1, plan.out_block},
-                                      DataType::int32());
-    auto* c = static_cast<int32_t*>(correction.data());
-    for (int64_t o = 0; o < plan.out_channels; ++o) {
-      int64_t sum = 0;
-      for (int64_t t = 0; t < taps; ++t) sum += w[o * taps + t];
-      c[o] = int32_t(-plan.data_zero_point * sum);
-    }
-    conv = ir::call_op("add", {conv, ir::ConstantNode::make(correction)});
+  if (plan.data_zero_point == 0) return out;
+  const int64_t taps = weight.numel() / plan.out_channels;
+  const auto* w = static_cast<const int8_t*>(weight.data());
+  Tensor correction =
+      Tensor::zeros({1, plan.stored_out / plan.out_block, 1, 1, plan.out_block}, DataType::int32());
+  auto* c = static_cast<int32_t*>(correction.data());
+  for (int64_t o = 0; o < plan.out_channels; ++o) {
+    int64_t sum = 0;
+    for (int64_t t = 0; t < taps; ++t) sum += w[o * taps + t];
+    c[o] = int32_t(-plan.data_zero_point * sum);
   }
-  return LayoutRewrite{conv, plan.out_block, plan.stored_out};
+  return ir::call_op("add", {out, ir::ConstantNode::make(correction)});
+}
+
+const Tensor& constant_weight(const LayoutArgs& args) {
+  const Tensor* weight = constant_of(args.arg(1));
+  if (!weight || !weight->is_contiguous())
+    throw_error("the weight is not a constant (bind the params to pack it)");
+  return *weight;
+}
+
+LayoutRewrite rewrite_int8_conv(const LayoutArgs& args) {
+  auto planned = plan_int8_conv(args.call, args.out_type, args.vector_lanes);
+  if (const std::string* why = std::get_if<std::string>(&planned)) throw_error(*why);
+  const Int8ConvPlan& plan = std::get<Int8ConvPlan>(planned);
+  const Tensor& weight = constant_weight(args);
+  ir::Expr zero_point = ir::ConstantNode::make(*constant_of(args.call.args[2]));
+  ir::Expr data = plan.padded_in == plan.in_channels ? args.data_blocked(plan.in_block)
+                                                     : blocked_data(args.arg(0), zero_point, plan);
+  return LayoutRewrite{
+      blocked_int8_conv(data, weight, zero_point, plan, &args.call.attrs_as<ir::Conv2DAttrs>()),
+      plan.out_block, plan.stored_out};
+}
+
+// qnn.dense (M, K) x (N, K): the rows as M pixels of a 1x1 convolution over K channels.
+std::string check_int8_dense(const ir::CallNode& call, const ir::Type&, int) {
+  const auto* data = ir::as<ir::TensorTypeNode>(call.args[0]->checked_type);
+  const auto* weight = ir::as<ir::TensorTypeNode>(call.args[1]->checked_type);
+  if (!data || !weight || !data->shape || data->shape->size() != 2 ||
+      !(*data->shape)[1].is_static() || (*data->shape)[0].is_any())
+    return "needs (rows, K) data with a static K";
+  if (data->dtype != DataType::uint8() || weight->dtype != DataType::int8())
+    return "needs uint8 data and int8 weights";
+  if (!constant_of(call.args[2]) || !constant_of(call.args[3]))
+    return "the zero points are not constants";
+  const Tensor& weight_zp = *constant_of(call.args[3]);
+  for (int64_t i = 0; i < weight_zp.numel(); ++i)
+    if (weight_zp.get_as_double(i) != 0)
+      return "the weight zero point is not 0 (asymmetric weights)";
+  return "";
+}
+
+LayoutRewrite rewrite_int8_dense(const LayoutArgs& args) {
+  std::string why = check_int8_dense(args.call, args.out_type, args.vector_lanes);
+  if (!why.empty()) throw_error(why);
+  const Tensor& weight = constant_weight(args);
+  const int64_t n = weight.shape()[0], k = weight.shape()[1];
+  ir::Expr zero_point = ir::ConstantNode::make(*constant_of(args.call.args[2]));
+  Int8ConvPlan plan = plan_blocks(k, n, int64_t(constant_of(args.call.args[2])->get_as_double(0)),
+                                  args.vector_lanes);
+  auto reshape = [](const ir::Expr& e, std::vector<int64_t> shape) {
+    return ir::call_op("reshape", {e}, ir::make_op_attrs("reshape", {{"newshape", shape}}));
+  };
+  ir::Expr data = blocked_data(reshape(args.arg(0), {-1, k, 1, 1}), zero_point, plan);
+  ir::Expr out = blocked_int8_conv(data, weight.view({n, k, 1, 1}), zero_point, plan, nullptr);
+  out = detail_layout_transform(out, "NCHW" + std::to_string(plan.out_block) + "c", "NCHW");
+  if (plan.stored_out != n)
+    out = ir::call_op("strided_slice", {out},
+                      ir::make_op_attrs("strided_slice", {{"begin", std::vector<int64_t>{0}},
+                                                          {"end", std::vector<int64_t>{n}},
+                                                          {"axes", std::vector<int64_t>{1}}}));
+  return LayoutRewrite{reshape(out, {-1, n})};
 }
 
 }  // namespace
@@ -169,6 +227,8 @@ LayoutRewrite rewrite_int8_conv(const LayoutArgs& args) {
 void register_conv2d_int8_layout() {
   register_layout("qnn.conv2d",
                   LayoutStrategy{"x86.conv2d_int8", check_int8_conv, rewrite_int8_conv});
+  register_layout("qnn.dense",
+                  LayoutStrategy{"x86.dense_int8", check_int8_dense, rewrite_int8_dense});
 }
 
 }  // namespace anvil::topi::x86
