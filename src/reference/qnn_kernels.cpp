@@ -125,6 +125,28 @@ ReferenceKernel integer_product(const char* float_op) {
   };
 }
 
+// Strides, dilations, padding (top, left, bottom, right) and output size of a 2-D window.
+struct ConvWindow {
+  std::vector<int64_t> stride, dilation, pad;
+  int64_t out_h, out_w;
+};
+
+ConvWindow conv_window(const ir::Conv2DAttrs& a, int64_t height, int64_t width, int64_t kernel_h,
+                       int64_t kernel_w) {
+  auto spread = [](const std::vector<int64_t>& v, size_t n, int64_t fallback) {
+    if (v.empty()) return std::vector<int64_t>(n, fallback);
+    if (v.size() == 1) return std::vector<int64_t>(n, v[0]);
+    return v;
+  };
+  ConvWindow win{spread(a.strides, 2, 1), spread(a.dilation, 2, 1), spread(a.padding, 4, 0), 0, 0};
+  if (win.pad.size() == 2) win.pad = {win.pad[0], win.pad[1], win.pad[0], win.pad[1]};
+  win.out_h =
+      (height + win.pad[0] + win.pad[2] - win.dilation[0] * (kernel_h - 1) - 1) / win.stride[0] + 1;
+  win.out_w =
+      (width + win.pad[1] + win.pad[3] - win.dilation[1] * (kernel_w - 1) - 1) / win.stride[1] + 1;
+  return win;
+}
+
 // qnn.contrib_conv2d_NCHWc, straight from its definition: data (N, CB, H, W, ib)
 // padded with the zero point, weight (OB, CB, KH, KW, ib/4, ob*4) where input
 // channel c = 4q + r of a block and output channel j of a block sit at [q, 4j + r].
@@ -134,18 +156,11 @@ std::vector<Tensor> conv2d_nchwc_int8_kernel(const KernelArgs& args) {
   std::vector<int64_t> d = data.shape_vector(), w = weight.shape_vector();
   std::vector<int64_t> x = to_int64s(data), k = to_int64s(weight);
   const int64_t zero_point = to_int64s(args.inputs[2])[0];
-  auto spread = [](const std::vector<int64_t>& v, size_t n, int64_t fallback) {
-    if (v.empty()) return std::vector<int64_t>(n, fallback);
-    if (v.size() == 1) return std::vector<int64_t>(n, v[0]);
-    return v;
-  };
-  std::vector<int64_t> stride = spread(a.strides, 2, 1), dilation = spread(a.dilation, 2, 1);
-  std::vector<int64_t> pad = spread(a.padding, 4, 0);
-  if (pad.size() == 2) pad = {pad[0], pad[1], pad[0], pad[1]};
   const int64_t n_batch = d[0], in_blocks = d[1], height = d[2], width = d[3], ib = d[4];
   const int64_t out_blocks = w[0], kh_n = w[2], kw_n = w[3], ob = w[5] / 4;
-  const int64_t oh_n = (height + pad[0] + pad[2] - dilation[0] * (kh_n - 1) - 1) / stride[0] + 1;
-  const int64_t ow_n = (width + pad[1] + pad[3] - dilation[1] * (kw_n - 1) - 1) / stride[1] + 1;
+  const ConvWindow win = conv_window(a, height, width, kh_n, kw_n);
+  const int64_t oh_n = win.out_h, ow_n = win.out_w;
+  const std::vector<int64_t>&stride = win.stride, &dilation = win.dilation, &pad = win.pad;
   std::vector<int64_t> out(size_t(n_batch * out_blocks * oh_n * ow_n * ob), 0);
   size_t at = 0;
   for (int64_t n = 0; n < n_batch; ++n)
@@ -177,6 +192,38 @@ std::vector<Tensor> conv2d_nchwc_int8_kernel(const KernelArgs& args) {
   return {from_int64s(out, {n_batch, out_blocks, oh_n, ow_n, ob}, DataType::int32())};
 }
 
+// qnn.contrib_depthwise_conv2d_NCHWc: channel c of block cb reads its own input channel.
+std::vector<Tensor> depthwise_nchwc_int8_kernel(const KernelArgs& args) {
+  const auto& a = args.attrs_as<ir::Conv2DAttrs>();
+  const Tensor &data = args.inputs[0], &weight = args.inputs[1];
+  std::vector<int64_t> d = data.shape_vector(), w = weight.shape_vector();
+  std::vector<int64_t> x = to_int64s(data), k = to_int64s(weight);
+  const int64_t zero_point = to_int64s(args.inputs[2])[0];
+  const ConvWindow win = conv_window(a, d[2], d[3], w[2], w[3]);
+  const int64_t blocks = d[1], height = d[2], width = d[3], b = d[4];
+  std::vector<int64_t> out(static_cast<size_t>(d[0] * blocks * win.out_h * win.out_w * b), 0);
+  size_t at = 0;
+  for (int64_t n = 0; n < d[0]; ++n)
+    for (int64_t cb = 0; cb < blocks; ++cb)
+      for (int64_t oh = 0; oh < win.out_h; ++oh)
+        for (int64_t ow = 0; ow < win.out_w; ++ow)
+          for (int64_t c = 0; c < b; ++c, ++at) {
+            int64_t sum = 0;
+            for (int64_t kh = 0; kh < w[2]; ++kh)
+              for (int64_t kw = 0; kw < w[3]; ++kw) {
+                int64_t ih = oh * win.stride[0] + kh * win.dilation[0] - win.pad[0];
+                int64_t iw = ow * win.stride[1] + kw * win.dilation[1] - win.pad[1];
+                bool inside = ih >= 0 && ih < height && iw >= 0 && iw < width;
+                int64_t xv =
+                    inside ? x[size_t((((n * blocks + cb) * height + ih) * width + iw) * b + c)]
+                           : zero_point;
+                sum += xv * k[size_t(((cb * w[2] + kh) * w[3] + kw) * b + c)];
+              }
+            out[at] = sum;
+          }
+  return {from_int64s(out, {d[0], blocks, win.out_h, win.out_w, b}, DataType::int32())};
+}
+
 std::vector<Tensor> qnn_add_kernel(const KernelArgs& args) {
   const ir::QnnAddTerms t = ir::qnn_add_terms(args.attrs_as<ir::QnnAddAttrs>());
   const Tensor &lhs = args.inputs[0], &rhs = args.inputs[1];
@@ -199,6 +246,7 @@ std::vector<Tensor> qnn_add_kernel(const KernelArgs& args) {
 
 void register_qnn_kernels() {
   register_kernel("qnn.add", qnn_add_kernel);
+  register_kernel("qnn.contrib_depthwise_conv2d_NCHWc", depthwise_nchwc_int8_kernel);
   register_kernel("qnn.contrib_conv2d_NCHWc", conv2d_nchwc_int8_kernel);
   register_kernel("qnn.conv2d", integer_product("nn.conv2d"));
   register_kernel("qnn.dense", integer_product("nn.dense"));

@@ -191,6 +191,37 @@ Type qnn_conv2d_nchwc_relation(const RelationArgs& args) {
   return TensorTypeNode::make(std::move(out), DataType::int32());
 }
 
+// qnn.contrib_depthwise_conv2d_NCHWc: uint8 data (N, C/b, H, W, b), int8 weight
+// (C/b, 1, KH, KW, 1, b) and the data's zero point -> int32 (N, C/b, OH, OW, b).
+Type qnn_depthwise_nchwc_relation(const RelationArgs& args) {
+  const auto& a = args.attrs_as<Conv2DAttrs>();
+  const TensorTypeNode& data = args.tensor(0);
+  const TensorTypeNode& weight = args.tensor(1);
+  const TensorTypeNode& zero_point = args.tensor(2);
+  if (data.dtype != DataType::uint8() || weight.dtype != DataType::int8() ||
+      zero_point.dtype != DataType::uint8() || !zero_point.shape->empty())
+    throw_error("expects uint8 data, int8 weight and a uint8 scalar zero point, got ",
+                nn::inputs_text(args));
+  auto d = data.static_shape();
+  auto w = weight.static_shape();
+  if (!d || !w || d->size() != 5 || w->size() != 6 || (*w)[1] != 1 || (*w)[4] != 1 ||
+      (*d)[1] != (*w)[0] || (*d)[4] != (*w)[5])
+    throw_error("expects data (N, C/b, H, W, b) and weight (C/b, 1, KH, KW, 1, b), got ",
+                nn::inputs_text(args));
+  std::vector<int64_t> strides = nn::spatial_attr(a.strides, 2, "strides", 1);
+  std::vector<int64_t> dilation = nn::spatial_attr(a.dilation, 2, "dilation", 1);
+  std::vector<int64_t> pad = nn::expand_padding(a.padding, 2);
+  std::vector<Dim> out = {(*data.shape)[0], (*d)[1]};
+  for (size_t i = 0; i < 2; ++i) {
+    int64_t extent = (*d)[2 + i] + pad[i] + pad[2 + i] - dilation[i] * ((*w)[2 + i] - 1) - 1;
+    if (extent < 0)
+      throw_error("the kernel is larger than the padded input: ", nn::inputs_text(args));
+    out.push_back(extent / strides[i] + 1);
+  }
+  out.push_back((*d)[4]);
+  return TensorTypeNode::make(std::move(out), DataType::int32());
+}
+
 Type qnn_add_relation(const RelationArgs& args) {
   const auto& a = args.attrs_as<QnnAddAttrs>();
   DataType lhs = relation::tensor_any_rank(args, 0).dtype;
@@ -210,6 +241,15 @@ Type qnn_add_relation(const RelationArgs& args) {
 }  // namespace
 
 void register_qnn_ops(OpTable& table) {
+  table.add("qnn.contrib_depthwise_conv2d_NCHWc")
+      .describe(
+          "blocked depthwise 2-D convolution of uint8 data (NCHW{b}c, padded with "
+          "data_zero_point) by int8 weights (OIHW1i{b}o), summed in int32 without subtracting "
+          "the zero point (the x86 form of a depthwise qnn.conv2d)")
+      .inputs({"data", "weight", "data_zero_point"})
+      .attrs<Conv2DAttrs>()
+      .type_relation(qnn_depthwise_nchwc_relation)
+      .fusion_pattern(OpPattern::OutEWiseFusable);
   table.add("qnn.add")
       .describe(
           "lhs + rhs of per-tensor quantized 8-bit tensors, rescaled to the output's "

@@ -19,11 +19,34 @@ using tir::PrimExpr;
 
 constexpr const char* kOp = "qnn.contrib_conv2d_NCHWc";
 
+// The uint8 input padded with its zero point, as its own stage (see conv2d_nchwc.cpp: a
+// one-term sum, so that the group scheduler keeps it rather than testing bounds in the inner
+// loop).
+te::Tensor padded_with_zero_point(const te::Tensor& data, const te::Tensor& zero_point,
+                                  const std::vector<int64_t>& pad) {
+  if (!(pad[0] || pad[1] || pad[2] || pad[3])) return data;
+  const int64_t height = static_dim(data, 2, kOp, "data"), width = static_dim(data, 3, kOp, "data");
+  tir::IterVar unit = te::reduce_axis(PrimExpr(int64_t(1)), "unit");
+  return te::compute(
+      {data.shape()[0], data.shape()[1], height + pad[0] + pad[2], width + pad[1] + pad[3],
+       data.shape()[4]},
+      [&](const std::vector<tir::Var>& i) {
+        PrimExpr h = PrimExpr(i[2]), w = PrimExpr(i[3]);
+        PrimExpr inside = tir::logical_and(
+            tir::logical_and(h >= tir::make_int(pad[0]), h < tir::make_int(height + pad[0])),
+            tir::logical_and(w >= tir::make_int(pad[1]), w < tir::make_int(width + pad[1])));
+        return tir::sum(tir::call_intrin(data.dtype(), "if_then_else",
+                                         {inside, data(i[0], i[1], h - pad[0], w - pad[1], i[4]),
+                                          zero_point.at({})}),
+                        {unit});
+      },
+      "pad_temp", {"n", "c_chunk", "h", "w", "c_block"});
+}
+
 std::vector<te::Tensor> conv2d_int8_compute(const ComputeArgs& args) {
   const auto& a = args.attrs_as<ir::Conv2DAttrs>();
   const te::Tensor &data = args.inputs[0], &weight = args.inputs[1], &zero_point = args.inputs[2];
   const int64_t in_blocks = static_dim(data, 1, kOp, "data"),
-                height = static_dim(data, 2, kOp, "data"), width = static_dim(data, 3, kOp, "data"),
                 in_bn = static_dim(data, 4, kOp, "data");
   const int64_t kernel_h = static_dim(weight, 2, kOp, "weight"),
                 kernel_w = static_dim(weight, 3, kOp, "weight");
@@ -31,25 +54,7 @@ std::vector<te::Tensor> conv2d_int8_compute(const ComputeArgs& args) {
   std::vector<int64_t> dilation = ir::nn::spatial_attr(a.dilation, 2, "dilation", 1);
   std::vector<int64_t> pad = ir::nn::expand_padding(a.padding, 2);
 
-  // The input padded with its zero point, as its own stage (see conv2d_nchwc.cpp: a one-term
-  // sum, so that the group scheduler keeps it rather than testing bounds in the inner loop).
-  te::Tensor padded = data;
-  if (pad[0] || pad[1] || pad[2] || pad[3]) {
-    tir::IterVar unit = te::reduce_axis(PrimExpr(int64_t(1)), "unit");
-    padded = te::compute(
-        {data.shape()[0], in_blocks, height + pad[0] + pad[2], width + pad[1] + pad[3], in_bn},
-        [&](const std::vector<tir::Var>& i) {
-          PrimExpr h = PrimExpr(i[2]), w = PrimExpr(i[3]);
-          PrimExpr inside = tir::logical_and(
-              tir::logical_and(h >= tir::make_int(pad[0]), h < tir::make_int(height + pad[0])),
-              tir::logical_and(w >= tir::make_int(pad[1]), w < tir::make_int(width + pad[1])));
-          return tir::sum(tir::call_intrin(data.dtype(), "if_then_else",
-                                           {inside, data(i[0], i[1], h - pad[0], w - pad[1], i[4]),
-                                            zero_point.at({})}),
-                          {unit});
-        },
-        "pad_temp", {"n", "c_chunk", "h", "w", "c_block"});
-  }
+  te::Tensor padded = padded_with_zero_point(data, zero_point, pad);
 
   tir::IterVar ic_outer = te::reduce_axis(PrimExpr(in_blocks), "ic_outer");
   tir::IterVar kh = te::reduce_axis(PrimExpr(kernel_h), "kh");
@@ -223,9 +228,76 @@ std::vector<KnobSpace> conv2d_int8_knob_space(const tir::Schedule& sch, const Sc
   return int8_space(l.oc_chunks, l.out_width, args.vector_bits);
 }
 
+// qnn.contrib_depthwise_conv2d_NCHWc: out[n, cb, oh, ow, c] = sum over the taps of
+// int32(padded[n, cb, ih, iw, c]) * int32(w[cb, 0, kh, kw, 0, c]), vectorized over c.
+std::vector<te::Tensor> depthwise_int8_compute(const ComputeArgs& args) {
+  const auto& a = args.attrs_as<ir::Conv2DAttrs>();
+  const te::Tensor &data = args.inputs[0], &weight = args.inputs[1], &zero_point = args.inputs[2];
+  std::vector<int64_t> strides = ir::nn::spatial_attr(a.strides, 2, "strides", 1);
+  std::vector<int64_t> dilation = ir::nn::spatial_attr(a.dilation, 2, "dilation", 1);
+  te::Tensor padded =
+      padded_with_zero_point(data, zero_point, ir::nn::expand_padding(a.padding, 2));
+  tir::IterVar kh = te::reduce_axis(weight.shape()[2], "kh");
+  tir::IterVar kw = te::reduce_axis(weight.shape()[3], "kw");
+  return {te::compute(args.out_shape(),
+                      [&](const std::vector<tir::Var>& i) {
+                        PrimExpr ih = PrimExpr(i[2]) * strides[0] + PrimExpr(kh.var) * dilation[0];
+                        PrimExpr iw = PrimExpr(i[3]) * strides[1] + PrimExpr(kw.var) * dilation[1];
+                        PrimExpr x = tir::cast(DataType::int32(), padded(i[0], i[1], ih, iw, i[4]));
+                        PrimExpr w =
+                            tir::cast(DataType::int32(), weight(i[1], 0, kh.var, kw.var, 0, i[4]));
+                        return tir::sum(x * w, {kh, kw});
+                      },
+                      "depthwise_conv2d_NCHWc_int8", {"n", "c_chunk", "oh", "ow", "c_block"})};
+}
+
+std::vector<KnobSpace> depthwise_space(int64_t out_width) {
+  std::vector<int64_t> widths;
+  for (int64_t w : {1, 2, 4, 7, 8, 14, 16, 28})
+    if (w <= out_width) widths.push_back(w);
+  return {{"ow_block", widths}};
+}
+
+// loops: n, c_chunk, oh, ow, c_block | kh, kw
+std::vector<tir::LoopRV> depthwise_loops(const tir::Schedule& sch, const ScheduleArgs& args) {
+  std::vector<tir::LoopRV> loops = sch.get_loops(sch.get_block(args.anchor_block));
+  if (loops.size() != 7)
+    throw_error("int8 depthwise schedule: expected 7 loops, found ", loops.size());
+  return loops;
+}
+
+void schedule_depthwise_int8(tir::Schedule& sch, const ScheduleArgs& args) {
+  std::vector<tir::LoopRV> loops = depthwise_loops(sch, args);
+  const int64_t out_width = sch.loop_extent(loops[3]).value_or(1);
+  const int64_t lanes = sch.loop_extent(loops[4]).value_or(0);
+  // Each accumulator is one vector; 8 pixels keep 8 of them, the taps' loads in between.
+  int64_t ow_block = largest_divisor_at_most(out_width, 8);
+  if (ow_block < 4 && out_width > 8) ow_block = 8;
+  apply_config(args, [&] { return depthwise_space(out_width); }, "x86.depthwise_int8",
+               {{"ow_block", &ow_block}});
+  tir::BlockRV conv = sch.get_block(args.anchor_block);
+  std::vector<tir::LoopRV> ow = sch.split(loops[3], {nullptr, tir::make_int(ow_block)});
+  sch.reorder({loops[0], loops[1], loops[2], ow[0], loops[5], loops[6], ow[1], loops[4]});
+  tir::BlockRV init = sch.decompose_reduction(conv, loops[5]);
+  sch.vectorize(sch.get_loops(init).back());
+  sch.vectorize(loops[4]);
+  sch.unroll(ow[1]);
+  sch.parallel(sch.fuse({loops[0], loops[1], loops[2]}));
+  schedule_padding(sch, args.vector_bits / 8);
+  place_epilogue(sch, args.epilogue_blocks, ow[0], lanes);
+}
+
+std::vector<KnobSpace> depthwise_int8_knob_space(const tir::Schedule& sch,
+                                                 const ScheduleArgs& args) {
+  return depthwise_space(sch.loop_extent(depthwise_loops(sch, args)[3]).value_or(1));
+}
+
 }  // namespace
 
 void register_conv2d_int8() {
+  register_compute("qnn.contrib_depthwise_conv2d_NCHWc", depthwise_int8_compute);
+  register_schedule("qnn.contrib_depthwise_conv2d_NCHWc", "x86.depthwise_int8",
+                    schedule_depthwise_int8, depthwise_int8_knob_space);
   register_compute(kOp, conv2d_int8_compute);
   for (int64_t lanes : {8, 16}) tir::register_tensor_intrin(intrin_name(lanes), dot4_intrin(lanes));
   register_schedule(kOp, "x86.conv2d_int8", schedule_conv2d_int8, conv2d_int8_knob_space);

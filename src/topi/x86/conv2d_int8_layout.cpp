@@ -23,6 +23,7 @@ struct Int8ConvPlan {
   int64_t in_channels = 0, padded_in = 0, in_block = 0;
   int64_t out_channels = 0, out_block = 0, stored_out = 0;
   int64_t data_zero_point = 0;
+  bool depthwise = false;  // one input channel per output channel: in_block == out_block
 };
 
 ir::Expr detail_layout_transform(const ir::Expr& e, const std::string& src,
@@ -70,8 +71,7 @@ std::variant<Int8ConvPlan, std::string> plan_int8_conv(const ir::CallNode& call,
   if (a->data_layout != "NCHW" || a->kernel_layout != "OIHW" ||
       !(a->out_layout.empty() || a->out_layout == "NCHW"))
     return "layouts " + a->data_layout + "/" + a->kernel_layout + ": blocked from NCHW/OIHW only";
-  if (a->groups != 1)
-    return "groups " + std::to_string(a->groups) + ": grouped int8 convolutions are not blocked";
+
   auto in = static_chw(call.args[0]->checked_type, DataType::uint8());
   auto w = static_chw(call.args[1]->checked_type, DataType::int8());
   auto out = static_chw(out_type, DataType::int32());
@@ -83,8 +83,23 @@ std::variant<Int8ConvPlan, std::string> plan_int8_conv(const ir::CallNode& call,
   for (int64_t i = 0; i < weight_zp->numel(); ++i)
     if (weight_zp->get_as_double(i) != 0)
       return std::string("the weight zero point is not 0 (asymmetric weights)");
-  return plan_blocks((*in)[1].int_value(), (*out)[1].int_value(),
-                     int64_t(data_zp->get_as_double(0)), lanes);
+  const int64_t in_channels = (*in)[1].int_value(), out_channels = (*out)[1].int_value();
+  const int64_t zero_point = int64_t(data_zp->get_as_double(0));
+  if (a->groups == 1) return plan_blocks(in_channels, out_channels, zero_point, lanes);
+  if (a->groups != in_channels || out_channels != in_channels)
+    return "groups " + std::to_string(a->groups) +
+           ": only plain and depthwise (one output per input channel) int8 convolutions are "
+           "blocked";
+  Int8ConvPlan plan;
+  plan.depthwise = true;
+  plan.data_zero_point = zero_point;
+  plan.in_channels = plan.padded_in = plan.out_channels = plan.stored_out = in_channels;
+  plan.in_block = plan.out_block = lanes >= 16 && in_channels % 16 == 0 ? 16
+                                   : in_channels % 8 == 0               ? 8
+                                                                        : 0;
+  if (plan.in_block == 0)
+    return "depthwise over " + std::to_string(in_channels) + " channels: no block of 8 or 16";
+  return plan;
 }
 
 std::string check_int8_conv(const ir::CallNode& call, const ir::Type& out_type, int lanes) {
@@ -129,6 +144,19 @@ ir::Expr blocked_data(const ir::Expr& nchw, const ir::Expr& zero_point, const In
   return detail_layout_transform(data, "NCHW", "NCHW" + std::to_string(plan.in_block) + "c");
 }
 
+// OIHW (C, 1, KH, KW) -> (C/b, 1, KH, KW, 1, b).
+Tensor pack_depthwise_weight(const Tensor& weight, int64_t block) {
+  std::vector<int64_t> s = weight.shape_vector();
+  const int64_t channels = s[0], taps = s[2] * s[3];
+  Tensor packed = Tensor::zeros({channels / block, 1, s[2], s[3], 1, block}, weight.dtype());
+  const auto* src = static_cast<const int8_t*>(weight.data());
+  auto* dst = static_cast<int8_t*>(packed.data());
+  for (int64_t c = 0; c < channels; ++c)
+    for (int64_t t = 0; t < taps; ++t)
+      dst[((c / block) * taps + t) * block + c % block] = src[c * taps + t];
+  return packed;
+}
+
 // qnn.contrib_conv2d_NCHWc of blocked data by the OIHW weight, plus -zx * sum(w) per output
 // channel: the sum of (x - zx) * w in NCHW{out_block}c, stored_out channels.
 ir::Expr blocked_int8_conv(const ir::Expr& data, const Tensor& weight, const ir::Expr& zero_point,
@@ -145,9 +173,17 @@ ir::Expr blocked_int8_conv(const ir::Expr& data, const Tensor& weight, const ir:
   attrs->kernel_layout =
       "OIHW" + std::to_string(plan.in_block / 4) + "i" + std::to_string(plan.out_block) + "o4i";
   attrs->out_layout = "NCHW" + std::to_string(plan.out_block) + "c";
-  ir::Expr packed = ir::ConstantNode::make(pack_int8_weight(weight, plan));
-  ir::Expr out =
-      ir::call_op("qnn.contrib_conv2d_NCHWc", {data, packed, zero_point}, ir::Attrs(attrs));
+  ir::Expr out;
+  if (plan.depthwise) {
+    attrs->groups = plan.in_channels;
+    attrs->kernel_layout = "OIHW1i" + std::to_string(plan.out_block) + "o";
+    ir::Expr packed = ir::ConstantNode::make(pack_depthwise_weight(weight, plan.out_block));
+    out = ir::call_op("qnn.contrib_depthwise_conv2d_NCHWc", {data, packed, zero_point},
+                      ir::Attrs(attrs));
+  } else {
+    ir::Expr packed = ir::ConstantNode::make(pack_int8_weight(weight, plan));
+    out = ir::call_op("qnn.contrib_conv2d_NCHWc", {data, packed, zero_point}, ir::Attrs(attrs));
+  }
   if (plan.data_zero_point == 0) return out;
   const int64_t taps = weight.numel() / plan.out_channels;
   const auto* w = static_cast<const int8_t*>(weight.data());
