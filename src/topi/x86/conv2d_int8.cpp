@@ -164,21 +164,14 @@ Conv2dInt8Knobs default_knobs(int64_t oc_chunks, int64_t out_width, int vector_b
   Conv2dInt8Knobs knobs;
   const int64_t max_pixels = vector_bits >= 512 ? 8 : 6;
   knobs.oc_tile = largest_divisor_at_most(oc_chunks, 2);
+  // A divisor of the width: the tensorized tile must not be cut by a guard.
   knobs.ow_block = largest_divisor_at_most(out_width, max_pixels);
-  if (knobs.ow_block < 4 && out_width > max_pixels) knobs.ow_block = max_pixels;
   return knobs;
 }
 
-std::vector<KnobSpace> int8_space(int64_t oc_chunks, int64_t out_width, int vector_bits) {
-  const Conv2dInt8Knobs defaults = default_knobs(oc_chunks, out_width, vector_bits);
-  std::vector<int64_t> widths;
-  for (int64_t w : {1, 2, 3, 4, 5, 6, 7, 8, 12, 14, 16, 28})
-    if (w <= out_width) widths.push_back(w);
-  if (std::find(widths.begin(), widths.end(), defaults.ow_block) == widths.end()) {
-    widths.push_back(defaults.ow_block);
-    std::sort(widths.begin(), widths.end());
-  }
-  return {{"oc_tile", divisors_up_to(oc_chunks, 6)}, {"ow_block", widths}};
+std::vector<KnobSpace> int8_space(int64_t oc_chunks, int64_t out_width) {
+  // Divisors of the width only: the tensorized tile must not be cut by a guard.
+  return {{"oc_tile", divisors_up_to(oc_chunks, 6)}, {"ow_block", divisors_up_to(out_width, 28)}};
 }
 
 struct Int8Loops {
@@ -202,8 +195,8 @@ Int8Loops int8_loops(const tir::Schedule& sch, const ScheduleArgs& args) {
 void schedule_conv2d_int8(tir::Schedule& sch, const ScheduleArgs& args) {
   Int8Loops l = int8_loops(sch, args);
   Conv2dInt8Knobs knobs = default_knobs(l.oc_chunks, l.out_width, args.vector_bits);
-  apply_config(args, [&] { return int8_space(l.oc_chunks, l.out_width, args.vector_bits); },
-               "x86.conv2d_int8", {{"oc_tile", &knobs.oc_tile}, {"ow_block", &knobs.ow_block}});
+  apply_config(args, [&] { return int8_space(l.oc_chunks, l.out_width); }, "x86.conv2d_int8",
+               {{"oc_tile", &knobs.oc_tile}, {"ow_block", &knobs.ow_block}});
   tir::BlockRV conv = sch.get_block(args.anchor_block);
   const std::vector<tir::LoopRV>& loops = l.loops;
   std::vector<tir::LoopRV> oc = sch.split(loops[1], {nullptr, tir::make_int(knobs.oc_tile)});
@@ -225,7 +218,7 @@ void schedule_conv2d_int8(tir::Schedule& sch, const ScheduleArgs& args) {
 
 std::vector<KnobSpace> conv2d_int8_knob_space(const tir::Schedule& sch, const ScheduleArgs& args) {
   Int8Loops l = int8_loops(sch, args);
-  return int8_space(l.oc_chunks, l.out_width, args.vector_bits);
+  return int8_space(l.oc_chunks, l.out_width);
 }
 
 // qnn.contrib_depthwise_conv2d_NCHWc: out[n, cb, oh, ow, c] = sum over the taps of
