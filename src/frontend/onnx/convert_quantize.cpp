@@ -48,7 +48,7 @@ std::vector<Expr> convert_dequantize_linear(ConvertContext& ctx) {
   Expr zero_point = zero_point_or_zero(ctx, 2, 1, in, "x_zero_point");
   if (in == DataType::int32()) {
     // int32 data (a bias) has no zero point in the specification.
-    if (auto zp = ctx.input_constant(2)) {
+    if (auto zp = ctx.known_value(2)) {
       for (int64_t i = 0; i < zp->numel(); ++i)
         if (zp->get_as_double(i) != 0)
           ctx.fail("x_zero_point must be 0 for int32 data, got ", zp->get_as_double(i),
@@ -64,7 +64,7 @@ Expr checked_scale(ConvertContext& ctx, size_t i, const char* name) {
   const TensorTypeNode& type = ctx.input_tensor(i);
   if (!type.dtype.is_float() && !type.dtype.is_bfloat())
     ctx.fail(name, " must be a floating-point tensor, got ", type_to_string(ctx.input_type(i)));
-  if (auto value = ctx.input_constant(i)) {
+  if (auto value = ctx.known_value(i)) {
     for (int64_t k = 0; k < value->numel(); ++k) {
       double s = value->get_as_double(k);
       // Written so that NaN fails too.

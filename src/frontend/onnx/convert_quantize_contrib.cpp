@@ -38,7 +38,8 @@ std::vector<Expr> convert_qlinear_concat(ConvertContext& ctx) {
   std::vector<Expr> parts;
   for (size_t i = 2; i < ctx.num_inputs(); i += 3)
     parts.push_back(dequantize_input(ctx, i, i + 1, i + 2));
-  Expr joined = ctx.op("concatenate", std::move(parts), {{"axis", ctx.required_int("axis")}});
+  Expr joined = ctx.op("concatenate", {ctx.typed(TupleNode::make(std::move(parts)))},
+                       {{"axis", ctx.required_int("axis")}});
   return {quantize_to(ctx, joined, 0, 1, ctx.input_tensor(2).dtype)};
 }
 

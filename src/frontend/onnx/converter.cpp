@@ -45,6 +45,14 @@ std::optional<Tensor> ConvertContext::input_constant(size_t i) const {
   return std::nullopt;
 }
 
+std::optional<Tensor> ConvertContext::known_value(size_t i) const {
+  if (std::optional<Tensor> c = input_constant(i)) return c;
+  if (!has_input(i)) return std::nullopt;
+  if (const auto* var = as<VarNode>(inputs_[i]))
+    if (const Tensor* value = graph_.remembered_value(var)) return *value;
+  return std::nullopt;
+}
+
 std::vector<int64_t> ConvertContext::constant_ints(size_t i, const char* what) const {
   std::optional<Tensor> value = input_constant(i);
   if (!value)

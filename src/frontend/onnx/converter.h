@@ -40,6 +40,9 @@ class ConvertContext {
   const ir::TensorTypeNode& input_tensor(size_t i) const;
   // Input i's value when it is a constant (after folding), else nullopt.
   std::optional<Tensor> input_constant(size_t i) const;
+  // Input i's value when it is a constant or an initializer (which stays a parameter of the
+  // graph): for checks of values, never for folding. nullopt for values computed at run time.
+  std::optional<Tensor> known_value(size_t i) const;
   // Input i's value as int64s when constant; an Error naming what needs it otherwise.
   std::vector<int64_t> constant_ints(size_t i, const char* what) const;
 

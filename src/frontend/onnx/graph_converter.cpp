@@ -29,6 +29,14 @@ ir::Expr GraphConverter::lookup(const std::string& name) const {
   return nullptr;
 }
 
+const Tensor* GraphConverter::remembered_value(const ir::VarNode* var) const {
+  for (const GraphConverter* g = this; g; g = g->parent_) {
+    auto it = g->values_.find(var);
+    if (it != g->values_.end()) return &it->second;
+  }
+  return nullptr;
+}
+
 void GraphConverter::define(const std::string& name, ir::Expr value, const std::string& definer) {
   if (!scope_.emplace(name, std::move(value)).second)
     throw_error(definer, " defines '", name, "', which is already defined in the graph");

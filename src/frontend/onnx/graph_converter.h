@@ -32,6 +32,11 @@ class GraphConverter {
   ir::Expr lookup(const std::string& name) const;
   // Defines a name; Error naming `definer` if the name is already defined in this graph.
   void define(const std::string& name, ir::Expr value, const std::string& definer);
+  // Records the value of an initializer that stays a parameter (var), so that converters can
+  // check it (a zero scale) without folding it into the graph.
+  void remember_value(const ir::VarNode* var, Tensor value) { values_[var] = std::move(value); }
+  // The value remembered for var (here or in an enclosing graph), or null.
+  const Tensor* remembered_value(const ir::VarNode* var) const;
 
   int64_t opset_of(const std::string& domain) const;
   const std::filesystem::path& base_dir() const { return base_dir_; }
@@ -43,6 +48,7 @@ class GraphConverter {
   std::filesystem::path base_dir_;
   GraphConverter* parent_;
   std::unordered_map<std::string, ir::Expr> scope_;
+  std::unordered_map<const ir::VarNode*, Tensor> values_;
 };
 
 // Every (domain, op type) used in the graph and its subgraphs that has no

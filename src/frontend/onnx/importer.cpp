@@ -108,6 +108,7 @@ ImportedModel convert_model(const onnx::ModelProto& model, const OnnxImportOptio
     Var v = VarNode::make(init.name(),
                           TensorTypeNode::make(to_dims(value.shape_vector()), value.dtype()));
     converter.define(init.name(), v, "initializer");
+    converter.remember_value(v.get(), value);
     params.push_back(v);
     result.params.emplace_back(init.name(), value);
   }

@@ -1,0 +1,213 @@
+// Quantized ONNX models through the command line: small QDQ and QOperator graphs (ONNX's
+// QLinearConv / QLinearMatMul / DynamicQuantizeLinear and ONNX Runtime's com.microsoft ops)
+// compiled and run, ONNX Runtime's outputs the oracle; and malformed quantization (a zero
+// scale, a zero point out of range or of the wrong type, a per-axis scale of the wrong length)
+// rejected with one line naming the node.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "anvil/runtime/npy.h"
+#include "cli/cli_fixture.h"
+
+namespace anvil::testing {
+namespace {
+
+class CliQuantized : public CliFixture {
+ protected:
+  static void SetUpTestSuite() {
+    make_scratch_dir(R"(
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import helper, TensorProto, numpy_helper
+rng = np.random.default_rng(3)
+def tensor(name, array):
+    return numpy_helper.from_array(np.asarray(array), name)
+def save(name, nodes, inputs, outputs, inits, feeds, opsets=(('', 13),), check=True, run=True):
+    graph = helper.make_graph(nodes, name, inputs, outputs, inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid(d, v) for d, v in opsets])
+    model.ir_version = 8
+    if check:
+        onnx.checker.check_model(model)
+    path = os.path.join(out_dir, name + '.onnx')
+    onnx.save(model, path)
+    np.savez(os.path.join(out_dir, name + '.in.npz'), **feeds)
+    if run:
+        session = ort.InferenceSession(path, providers=['CPUExecutionProvider'])
+        results = session.run(None, feeds)
+        np.savez(os.path.join(out_dir, name + '.ort.npz'),
+                 **{'output_%d' % i: r for i, r in enumerate(results)})
+u8 = lambda n, s: helper.make_tensor_value_info(n, TensorProto.UINT8, list(s))
+f32 = lambda n, s: helper.make_tensor_value_info(n, TensorProto.FLOAT, list(s))
+x = rng.standard_normal((1, 8, 9, 9)).astype(np.float32)
+
+# QDQ: quantize -> (dequantize -> conv (per-channel int8 weights, int32 bias) -> relu ->
+# quantize) -> residual add of two dequantized values -> quantize -> dequantize.
+w = rng.integers(-127, 128, (16, 8, 3, 3)).astype(np.int8)
+ws = (rng.random(16) * 0.01 + 0.002).astype(np.float32)
+b = rng.integers(-3000, 3000, 16).astype(np.int32)
+nodes = [
+    helper.make_node('QuantizeLinear', ['x', 'xs', 'xz'], ['xq']),
+    helper.make_node('DequantizeLinear', ['xq', 'xs', 'xz'], ['xd']),
+    helper.make_node('DequantizeLinear', ['w', 'ws', 'wz'], ['wd'], axis=0),
+    helper.make_node('DequantizeLinear', ['b', 'bs', 'bz'], ['bd'], axis=0),
+    helper.make_node('Conv', ['xd', 'wd', 'bd'], ['c'], pads=[1, 1, 1, 1]),
+    helper.make_node('Relu', ['c'], ['r']),
+    helper.make_node('QuantizeLinear', ['r', 'ys', 'yz'], ['yq']),
+    helper.make_node('DequantizeLinear', ['yq', 'ys', 'yz'], ['yd']),
+    helper.make_node('Conv', ['xd', 'wd', 'bd'], ['c2'], pads=[1, 1, 1, 1]),
+    helper.make_node('QuantizeLinear', ['c2', 'ys2', 'yz2'], ['y2q']),
+    helper.make_node('DequantizeLinear', ['y2q', 'ys2', 'yz2'], ['y2d']),
+    helper.make_node('Add', ['yd', 'y2d'], ['s']),
+    helper.make_node('QuantizeLinear', ['s', 'ss', 'sz'], ['sq']),
+    helper.make_node('DequantizeLinear', ['sq', 'ss', 'sz'], ['out']),
+]
+inits = [tensor('xs', np.float32(0.02)), tensor('xz', np.uint8(120)), tensor('w', w),
+         tensor('ws', ws), tensor('wz', np.zeros(16, np.int8)), tensor('b', b),
+         tensor('bs', (ws * np.float32(0.02)).astype(np.float32)), tensor('bz', np.zeros(16, np.int32)),
+         tensor('ys', np.float32(0.05)), tensor('yz', np.uint8(0)),
+         tensor('ys2', np.float32(0.04)), tensor('yz2', np.uint8(128)),
+         tensor('ss', np.float32(0.07)), tensor('sz', np.uint8(100))]
+save('qdq_block', nodes, [f32('x', x.shape)], [f32('out', (1, 16, 9, 9))], inits, {'x': x})
+
+# QOperator: QLinearConv, com.microsoft QLinearAdd / QLinearGlobalAveragePool /
+# QLinearSigmoid / QLinearLeakyRelu / QLinearConcat / QLinearMul / QGemm.
+xq = rng.integers(0, 256, (1, 8, 6, 6)).astype(np.uint8)
+w2 = rng.integers(-127, 128, (8, 8, 3, 3)).astype(np.int8)
+c = lambda name, v: tensor(name, v)
+nodes = [
+    helper.make_node('QLinearConv', ['xq', 'sx', 'zx', 'w2', 'sw', 'zw', 'sc', 'zc', 'b2'], ['cq'],
+                     pads=[1, 1, 1, 1]),
+    helper.make_node('QLinearAdd', ['cq', 'sc', 'zc', 'xq', 'sx', 'zx', 'sa', 'za'], ['aq'],
+                     domain='com.microsoft'),
+    helper.make_node('QLinearSigmoid', ['aq', 'sa', 'za', 'sg', 'zg'], ['gq'], domain='com.microsoft'),
+    helper.make_node('QLinearLeakyRelu', ['aq', 'sa', 'za', 'sl', 'zl'], ['lq'], alpha=0.1,
+                     domain='com.microsoft'),
+    helper.make_node('QLinearMul', ['gq', 'sg', 'zg', 'lq', 'sl', 'zl', 'sm', 'zm'], ['mq'],
+                     domain='com.microsoft'),
+    helper.make_node('QLinearConcat', ['st', 'zt', 'mq', 'sm', 'zm', 'aq', 'sa', 'za'], ['tq'],
+                     axis=1, domain='com.microsoft'),
+    helper.make_node('QLinearGlobalAveragePool', ['tq', 'st', 'zt', 'sp', 'zp'], ['pq'],
+                     domain='com.microsoft'),
+    helper.make_node('Flatten', ['pq'], ['fq']),
+    helper.make_node('QGemm', ['fq', 'sp', 'zp', 'wg', 'swg', 'zwg', 'bg', 'so', 'zo'], ['oq'],
+                     transB=1, domain='com.microsoft'),
+]
+inits = [c('sx', np.float32(0.03)), c('zx', np.uint8(128)), c('w2', w2),
+         c('sw', np.float32(0.004)), c('zw', np.int8(0)), c('sc', np.float32(0.25)),
+         c('zc', np.uint8(120)), c('b2', rng.integers(-500, 500, 8).astype(np.int32)),
+         c('sa', np.float32(0.2)), c('za', np.uint8(110)), c('sg', np.float32(1 / 256)),
+         c('zg', np.uint8(0)), c('sl', np.float32(0.1)), c('zl', np.uint8(30)),
+         c('sm', np.float32(0.05)), c('zm', np.uint8(20)), c('st', np.float32(0.15)),
+         c('zt', np.uint8(90)), c('sp', np.float32(0.08)), c('zp', np.uint8(100)),
+         c('wg', rng.integers(-127, 128, (10, 16)).astype(np.int8)), c('swg', np.float32(0.01)),
+         c('zwg', np.int8(0)), c('bg', rng.integers(-200, 200, 10).astype(np.int32)),
+         c('so', np.float32(0.02)), c('zo', np.uint8(128))]
+save('qoperator', nodes, [u8('xq', xq.shape)], [u8('oq', (1, 10))], inits, {'xq': xq},
+     opsets=(('', 13), ('com.microsoft', 1)), check=False)
+
+# Dynamic quantization: DynamicQuantizeLinear, MatMulInteger, com.microsoft
+# DynamicQuantizeMatMul and MatMulIntegerToFloat.
+a = rng.standard_normal((3, 12)).astype(np.float32)
+bw = rng.integers(-127, 128, (12, 5)).astype(np.int8)
+nodes = [
+    helper.make_node('DynamicQuantizeLinear', ['a'], ['aq', 'as', 'az']),
+    helper.make_node('DynamicQuantizeMatMul', ['a', 'bw', 'bs', 'bz', 'bias'], ['y1'],
+                     domain='com.microsoft'),
+    helper.make_node('MatMulIntegerToFloat', ['aq', 'bw', 'as', 'bs', 'az', 'bz', 'bias'], ['y2'],
+                     domain='com.microsoft'),
+]
+inits = [c('bw', bw), c('bs', (rng.random(5) * 0.02 + 0.01).astype(np.float32)),
+         c('bz', np.zeros(5, np.int8)), c('bias', rng.standard_normal(5).astype(np.float32))]
+save('dynamic', nodes, [f32('a', a.shape)], [u8('aq', a.shape), f32('y1', (3, 5)), f32('y2', (3, 5))],
+     inits, {'a': a}, opsets=(('', 13), ('com.microsoft', 1)), check=False)
+
+# Malformed quantization, each a one-node model.
+def bad(name, node, inits, x_type=TensorProto.FLOAT, shape=(2, 3)):
+    save(name, [node], [helper.make_tensor_value_info('x', x_type, list(shape))],
+         [helper.make_tensor_value_info('y', TensorProto.UNDEFINED, None)], inits,
+         {'x': np.zeros(shape, np.float32 if x_type == TensorProto.FLOAT else np.uint8)},
+         check=False, run=False)
+bad('zero_scale', helper.make_node('QuantizeLinear', ['x', 's', 'z'], ['y'], name='q_zero'),
+    [c('s', np.float32(0)), c('z', np.uint8(0))])
+bad('int32_zero_point', helper.make_node('DequantizeLinear', ['x', 's', 'z'], ['y'], name='dq_bias'),
+    [c('s', np.float32(0.1)), c('z', np.int32(5))], TensorProto.INT32)
+bad('axis_length', helper.make_node('DequantizeLinear', ['x', 's', 'z'], ['y'], name='dq_axis', axis=1),
+    [c('s', np.ones(4, np.float32)), c('z', np.zeros(4, np.uint8))], TensorProto.UINT8)
+bad('mismatched_types', helper.make_node('DequantizeLinear', ['x', 's', 'z'], ['y'], name='dq_types'),
+    [c('s', np.float32(0.1)), c('z', np.int8(0))], TensorProto.UINT8)
+bad('output_dtype', helper.make_node('QuantizeLinear', ['x', 's', 'z'], ['y'], name='q_dtype',
+                                     output_dtype=TensorProto.INT8),
+    [c('s', np.float32(0.1)), c('z', np.uint8(0))])
+)");
+  }
+
+  // Runs model.onnx on its inputs and compares every output with ONNX Runtime's: integers
+  // within `int_steps`, floats within 1e-4 of the largest magnitude plus `float_atol`.
+  static void expect_matches_ort(const std::string& model, double int_steps, double float_atol) {
+    std::string out = path(model + ".anvil.npz");
+    CommandResult r = run_anvil(
+        {"run", path(model + ".onnx"), "--inputs", path(model + ".in.npz"), "--outputs", out});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    NamedTensors got = read_npz(out), want = read_npz(path(model + ".ort.npz"));
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t k = 0; k < got.size(); ++k) {
+      const Tensor &g = got[k].second, &w = want[k].second;
+      ASSERT_EQ(g.dtype(), w.dtype()) << model << " output " << k;
+      ASSERT_EQ(g.shape_vector(), w.shape_vector()) << model << " output " << k;
+      double scale = 0;
+      for (int64_t i = 0; i < w.numel(); ++i)
+        scale = std::max(scale, std::fabs(w.get_as_double(i)));
+      double tolerance = w.dtype().is_float() ? 1e-4 * scale + float_atol : int_steps;
+      for (int64_t i = 0; i < w.numel(); ++i)
+        ASSERT_LE(std::fabs(g.get_as_double(i) - w.get_as_double(i)), tolerance)
+            << model << " output " << k << " element " << i;
+    }
+  }
+};
+
+TEST_F(CliQuantized, QdqBlockMatchesOnnxRuntimeExactly) {
+  // Integer convolutions, requantization and the residual add as ONNX Runtime computes them.
+  expect_matches_ort("qdq_block", 0, 0);
+}
+
+TEST_F(CliQuantized, QdqBlockCompilesToIntegerKernels) {
+  CommandResult r = run_anvil({"compile", path("qdq_block.onnx"), "-o", path("qdq.tar"),
+                               "--dump-after", "FakeQuantizationToInteger"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("qnn.conv2d("), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("qnn.add("), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("= nn.conv2d("), std::string::npos) << r.err;
+}
+
+TEST_F(CliQuantized, QOperatorModelMatchesOnnxRuntime) {
+  // ONNX Runtime's sigmoid, leaky relu, mul and average pool round through its own float
+  // paths (table lookups, fixed point); one step of difference is allowed there.
+  expect_matches_ort("qoperator", 1, 0);
+}
+
+TEST_F(CliQuantized, DynamicQuantizationMatchesOnnxRuntime) {
+  expect_matches_ort("dynamic", 0, 1e-5);
+}
+
+TEST_F(CliQuantized, MalformedQuantizationIsOneLineNamingTheNode) {
+  struct Case {
+    const char* model;
+    std::vector<std::string> words;
+  } cases[] = {
+      {"zero_scale", {"q_zero", "QuantizeLinear", "y_scale must be positive and finite, got 0"}},
+      {"int32_zero_point", {"dq_bias", "x_zero_point must be 0 for int32 data, got 5"}},
+      {"axis_length", {"dq_axis", "has 4 elements but axis 1"}},
+      {"mismatched_types", {"dq_types", "x_zero_point must be uint8"}},
+      {"output_dtype", {"q_dtype", "output_dtype", "y_zero_point"}},
+  };
+  for (const Case& c : cases) {
+    CommandResult r = run_anvil({"compile", path(std::string(c.model) + ".onnx"), "-o",
+                                 path(std::string(c.model) + ".tar")});
+    expect_one_line_error(r, 1, c.words, c.model);
+  }
+}
+
+}  // namespace
+}  // namespace anvil::testing
