@@ -7,6 +7,8 @@ For each model it writes, into the cache directory:
   <name>.input.npz     a seeded input, keyed by the ONNX input name
   <name>.expected.npz  ONNX Runtime's outputs on that input, keyed output_0, output_1, ...
   <name>.stamp         written last; names the exporter and library versions
+The int8 models (INT8_MODELS) also write output_scale into <name>.expected.npz and ONNX
+Runtime's outputs on the seeded batch int8_inputs.npz into <name>.checks.npz.
 
 A model whose stamp matches is not exported again, so only a fresh build tree
 (or a change to this script or to torch, torchvision, onnx, onnxruntime or numpy)
@@ -25,7 +27,13 @@ import sys
 import time
 from pathlib import Path
 
-MODELS = ["resnet18", "mobilenet_v2", "squeezenet1_1", "efficientnet_b0", "vit_b_16", "resnet50"]
+# Statically quantized copies of three of them (ONNX Runtime's quantize_static: QDQ format,
+# per-channel int8 weights, uint8 activations, 8 seeded calibration inputs), each exported
+# after its float model.
+INT8_MODELS = {"resnet18_int8": "resnet18", "mobilenet_v2_int8": "mobilenet_v2",
+               "resnet50_int8": "resnet50"}
+MODELS = ["resnet18", "mobilenet_v2", "squeezenet1_1", "efficientnet_b0", "vit_b_16", "resnet50",
+          *INT8_MODELS]
 # Further network families, exported on request (bench/model_bench.py): grouped convolutions
 # (ResNeXt, RegNet), channel shuffles (ShuffleNet), squeeze-and-excitation (MobileNetV3,
 # EfficientNet, RegNetY), dense concatenation (DenseNet), windowed attention (Swin) and
@@ -35,6 +43,8 @@ FAMILY_MODELS = ["mobilenet_v3_large", "efficientnet_b1", "shufflenet_v2_x0_5", 
                  "mnasnet0_5", "swin_t", "fcn_resnet50", "deeplabv3_resnet50"]
 SEGMENTATION_MODELS = {"fcn_resnet50", "deeplabv3_resnet50"}
 KNOWN_MODELS = MODELS + FAMILY_MODELS
+# The seeded inputs the int8 models are compared on (int8_inputs.npz, one batch of them).
+INT8_CHECK_INPUTS = 100
 OPSET = 13
 INPUT_SHAPE = (1, 3, 224, 224)
 INPUT_NAME = "input"
@@ -187,10 +197,66 @@ def save_npz(path, arrays):
     write_atomically(path, write)
 
 
+def export_int8(name, out, stamp):
+    """Quantizes the float model, then records ONNX Runtime's int8 outputs on the seeded input
+    and on INT8_CHECK_INPUTS further seeded inputs, with the scale of the model's output."""
+    import numpy as np
+    import onnx
+    from onnx import numpy_helper
+    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType,
+                                          quantize_static)
+
+    base = INT8_MODELS[name]
+    export_one(base, out, stamp)
+    stamp_path = out / f"{name}.stamp"
+    if stamp_path.exists() and stamp_path.read_text() == stamp:
+        print(f"{name}: cached")
+        return
+    stamp_path.unlink(missing_ok=True)
+    start = time.monotonic()
+
+    class SeededCalibration(CalibrationDataReader):
+        def __init__(self):
+            rng = np.random.RandomState(SEED + 2)
+            self.batches = iter([{INPUT_NAME: rng.standard_normal(INPUT_SHAPE).astype(np.float32)}
+                                 for _ in range(8)])
+
+        def get_next(self):
+            return next(self.batches, None)
+
+    onnx_path = out / f"{name}.onnx"
+    write_atomically(onnx_path, lambda tmp: quantize_static(
+        str(out / f"{base}.onnx"), tmp, SeededCalibration(), quant_format=QuantFormat.QDQ,
+        per_channel=True, activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8))
+    graph = onnx.load(str(onnx_path)).graph
+    producer = {o: node for node in graph.node for o in node.output}[graph.output[0].name]
+    if producer.op_type != "DequantizeLinear":
+        raise SystemExit(f"export_models: {name}'s output is not dequantized")
+    scale = {i.name: i for i in graph.initializer}[producer.input[1]]
+    output_scale = np.float32(numpy_helper.to_array(scale))
+
+    feeds = {INPUT_NAME: seeded_input()}
+    save_npz(out / f"{name}.input.npz", feeds)
+    save_npz(out / f"{name}.expected.npz",
+             {"output_0": run_onnxruntime(onnx_path, feeds)[0], "output_scale": output_scale})
+    checks = out / "int8_inputs.npz"
+    rng = np.random.RandomState(SEED + 3)
+    inputs = rng.standard_normal((INT8_CHECK_INPUTS,) + INPUT_SHAPE[1:]).astype(np.float32)
+    if not checks.exists():
+        save_npz(checks, {INPUT_NAME: inputs})
+    outputs = [run_onnxruntime(onnx_path, {INPUT_NAME: inputs[i:i + 1]})[0]
+               for i in range(INT8_CHECK_INPUTS)]
+    save_npz(out / f"{name}.checks.npz", {"output_0": np.concatenate(outputs)})
+    write_atomically(stamp_path, lambda tmp: Path(tmp).write_text(stamp))
+    print(f"{name}: quantized and checked in {time.monotonic() - start:.1f} s")
+
+
 def export_one(name, out, stamp):
     import numpy as np
     import onnx
 
+    if name in INT8_MODELS:
+        return export_int8(name, out, stamp)
     stamp_path = out / f"{name}.stamp"
     if stamp_path.exists() and stamp_path.read_text() == stamp:
         print(f"{name}: cached")

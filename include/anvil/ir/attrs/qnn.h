@@ -2,6 +2,8 @@
 // tensors together with the scale and zero point that give them meaning.
 #pragma once
 
+#include <cmath>
+
 #include "anvil/ir/attrs.h"
 
 namespace anvil::ir {
@@ -57,9 +59,11 @@ inline QnnAddTerms qnn_add_terms(const QnnAddAttrs& a) {
   const float out_scale = float(a.out_scale);
   const float lhs_ratio = float(a.lhs_scale) / out_scale;
   const float rhs_ratio = float(a.rhs_scale) / out_scale;
-  const float lhs_part = lhs_ratio * float(a.lhs_zero_point);
-  const float rhs_part = rhs_ratio * float(a.rhs_zero_point);
-  return {lhs_ratio, rhs_ratio, float(a.out_zero_point) - (lhs_part + rhs_part)};
+  // The two zero-point products summed with one fused multiply-add: ONNX Runtime's kernel
+  // computes the offset so, and one rounding less or more moves results across a half.
+  const float zero_points =
+      std::fma(lhs_ratio, float(a.lhs_zero_point), rhs_ratio * float(a.rhs_zero_point));
+  return {lhs_ratio, rhs_ratio, float(a.out_zero_point) - zero_points};
 }
 
 }  // namespace anvil::ir
