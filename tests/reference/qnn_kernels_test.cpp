@@ -91,5 +91,27 @@ TEST(DequantizeKernel, BlockedAndHalfPrecisionScale) {
   EXPECT_EQ(values_of(y), (std::vector<double>{1, 2, 15}));
 }
 
+TEST(QnnAddKernel, RescalesEachInputIntoTheOutputsUnits) {
+  // (a - 10) * 0.5 + (b - 20) * 0.25 in units of 0.5 around 5: a = 12, b = 24 gives
+  // (1 + 1) / 0.5 + 5 = 9; a = 0, b = 0 gives (-5 - 5) / 0.5 + 5 = -15, saturating to 0.
+  Tensor a = make_ints({3}, {12, 0, 255}, DataType::uint8());
+  Tensor b = make_ints({3}, {24, 0, 255}, DataType::uint8());
+  Tensor y = run1("qnn.add", {a, b},
+                  {{"lhs_scale", 0.5},
+                   {"lhs_zero_point", int64_t(10)},
+                   {"rhs_scale", 0.25},
+                   {"rhs_zero_point", int64_t(20)},
+                   {"out_scale", 0.5},
+                   {"out_zero_point", int64_t(5)}});
+  EXPECT_EQ(ints_of(y), (std::vector<int64_t>{9, 0, 255}));
+}
+
+TEST(QnnAddKernel, RejectsZeroPointsOutsideTheType) {
+  Tensor a = make_ints({1}, {1}, DataType::int8());
+  EXPECT_TRUE(testing::fails_with("qnn.add", {a, a}, {{"out_zero_point", int64_t(200)}},
+                                  "outside int8's range"));
+  EXPECT_TRUE(testing::fails_with("qnn.add", {a, a}, {{"out_scale", 0.0}}, "positive"));
+}
+
 }  // namespace
 }  // namespace anvil::reference
