@@ -3,7 +3,7 @@
     .venv/bin/python bench/model_bench.py [--models resnet18 ...] [--threads 1 2] [--repeat 20]
                                           [--opt-level 3] [--build-dir build] [--json FILE]
 
-Models (default: all 19), each exported once into <build-dir>/bench-cache together with a
+Models (default: all 22), each exported once into <build-dir>/bench-cache together with a
 seeded input (MODEL.input.npz, one array per ONNX input, keyed by its name):
   - the six of the model tests: torchvision's resnet18, resnet50, mobilenet_v2, squeezenet1_1,
     efficientnet_b0 and vit_b_16;
@@ -13,6 +13,9 @@ seeded input (MODEL.input.npz, one array per ONNX input, keyed by its name):
     fcn_resnet50 and deeplabv3_resnet50 (their "out" map as the one output, no aux head);
   all of them with random weights (seed 0, batch-norm statistics from one seeded batch),
   opset 13, input "input" of 1x3x224x224, by tests/models/export_models.py's exporter;
+  - int8 models (export_models.INT8_MODELS): resnet18_int8, mobilenet_v2_int8 and
+    resnet50_int8, the float models quantized by ONNX Runtime's quantize_static (QDQ,
+    per-channel int8 weights, uint8 activations, 8 seeded calibration inputs);
   - bert_encoder: bench/dynamic_bench.py's BERT-style encoder (token and position embeddings,
     6 encoder layers of hidden 384, 6 heads, GELU; random weights, seed 0) exported with static
     shapes: inputs ids and mask (int64) of 1x128, the mask's last quarter padding
@@ -83,7 +86,7 @@ BERT = "bert_encoder"
 BERT_SHAPE = (1, 128)  # batch, sequence
 ALL_MODELS = export_models.KNOWN_MODELS + [BERT]
 DEFAULT_MODELS = ["resnet18", "resnet50", "mobilenet_v2", "squeezenet1_1", "efficientnet_b0",
-                  "vit_b_16"] + export_models.FAMILY_MODELS + [BERT]
+                  "vit_b_16"] + export_models.FAMILY_MODELS + [BERT] + list(export_models.INT8_MODELS)
 DEFAULT_THREADS = [1, 2]
 DEFAULT_REPEAT = 20
 ORT_WARMUP = 3
