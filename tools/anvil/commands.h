@@ -30,6 +30,9 @@ void add_analyze_command(CLI::App& app);
 // Adds `anvil tune`: reserved for auto-tuning; a usage error until it exists.
 void add_tune_command(CLI::App& app);
 
+// Adds `anvil quantize MODEL --calibration data.npz -o OUT`: post-training static quantization.
+void add_quantize_command(CLI::App& app);
+
 // Prints the summary line and per-tensor table of a .npy, .npz or params file.
 void print_tensor_file_summary(const std::string& path);
 

@@ -87,6 +87,7 @@ int main(int argc, char** argv) {
   anvil::cli::add_run_command(app);
   anvil::cli::add_analyze_command(app);
   anvil::cli::add_tune_command(app);
+  anvil::cli::add_quantize_command(app);
 
   try {
     app.parse(expand_flag_prefixes(app, argc, argv));
