@@ -208,12 +208,14 @@ void schedule_conv2d_int8(tir::Schedule& sch, const ScheduleArgs& args) {
   tir::BlockRV init = sch.decompose_reduction(conv, ic_outer);
   std::vector<tir::LoopRV> init_loops = sch.get_loops(init);
   sch.vectorize(init_loops.back());
-  sch.tensorize(oc_block, intrin_name(l.oc_bn));
   sch.unroll(ow[1]);
   sch.unroll(oc[1]);
   sch.parallel(sch.fuse({loops[0], oc[0], loops[2]}));
   schedule_padding(sch, args.vector_bits / 8);
+  // The epilogue (requantization) goes under the pixel tile before the tile is tensorized: the
+  // tensorized block's regions no longer say which outputs one tile writes.
   place_epilogue(sch, args.epilogue_blocks, ow[0], l.oc_bn);
+  sch.tensorize(oc_block, intrin_name(l.oc_bn));
 }
 
 std::vector<KnobSpace> conv2d_int8_knob_space(const tir::Schedule& sch, const ScheduleArgs& args) {
