@@ -2,6 +2,7 @@
 // blocked scales, and the errors a malformed quantization gets.
 #include <gtest/gtest.h>
 
+#include "anvil/ir/attrs/nn.h"
 #include "anvil/ir/attrs/qnn.h"
 #include "relation_test_util.h"
 
@@ -82,6 +83,29 @@ TEST(QnnQuantize, AttrsPrintAndParseBack) {
       z = tensor_var("z", {2, 2}, i8);
   EXPECT_TRUE(
       testing::round_trips({x, s, z}, call_op("qnn.quantize", {x, s, z}, granularity(1, 4))));
+}
+
+TEST(QnnBlockedConv, OutputShapeAndMismatchedBlocks) {
+  auto attrs = make_attrs<Conv2DAttrs>();
+  attrs->padding = {1, 1, 1, 1};
+  attrs->strides = {2, 2};
+  Expr zp = ConstantNode::make(Tensor::zeros({}, u8));
+  Expr conv = call_op(
+      "qnn.contrib_conv2d_NCHWc",
+      {tensor_var("x", {1, 2, 9, 9, 16}, u8), tensor_var("w", {3, 2, 3, 3, 4, 64}, i8), zp}, attrs);
+  EXPECT_TRUE(is_tensor(infer_expr_type(conv), {1, 3, 5, 5, 16}, DataType::int32()));
+  Expr bad = call_op(
+      "qnn.contrib_conv2d_NCHWc",
+      {tensor_var("x", {1, 2, 9, 9, 8}, u8), tensor_var("w", {3, 2, 3, 3, 4, 64}, i8), zp}, attrs);
+  EXPECT_TRUE(type_error_mentions(bad, {"data blocks (2 x 8) do not match the weight's"}));
+  Expr depthwise = call_op(
+      "qnn.contrib_depthwise_conv2d_NCHWc",
+      {tensor_var("x", {1, 4, 9, 9, 8}, u8), tensor_var("w", {4, 1, 3, 3, 1, 8}, i8), zp}, attrs);
+  EXPECT_TRUE(is_tensor(infer_expr_type(depthwise), {1, 4, 5, 5, 8}, DataType::int32()));
+  Expr float_data = call_op(
+      "qnn.contrib_depthwise_conv2d_NCHWc",
+      {tensor_var("x", {1, 4, 9, 9, 8}, f32), tensor_var("w", {4, 1, 3, 3, 1, 8}, i8), zp}, attrs);
+  EXPECT_TRUE(type_error_mentions(float_data, {"expects uint8 data"}));
 }
 
 }  // namespace

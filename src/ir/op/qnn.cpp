@@ -157,12 +157,10 @@ TypeRelation integer_product_relation(const char* float_op) {
   };
 }
 
-// qnn.contrib_conv2d_NCHWc: uint8 data (N, C/ib, H, W, ib), int8 weight
-// (O/ob, C/ib, KH, KW, ib/4, ob*4) and the data's zero point (a uint8 scalar,
-// the padding value) -> int32 (N, O/ob, OH, OW, ob). Static shapes only: it is
-// made by the x86 layout strategy of qnn.conv2d, which knows them.
-Type qnn_conv2d_nchwc_relation(const RelationArgs& args) {
-  const auto& a = args.attrs_as<Conv2DAttrs>();
+// The static 5-D data and 6-D weight shapes of a blocked int8 convolution, after checking
+// the operands' types: uint8 data, int8 weight, a uint8 scalar zero point.
+std::pair<std::vector<int64_t>, std::vector<int64_t>> blocked_int8_operands(
+    const RelationArgs& args) {
   const TensorTypeNode& data = args.tensor(0);
   const TensorTypeNode& weight = args.tensor(1);
   const TensorTypeNode& zero_point = args.tensor(2);
@@ -174,52 +172,47 @@ Type qnn_conv2d_nchwc_relation(const RelationArgs& args) {
   auto w = weight.static_shape();
   if (!d || !w || d->size() != 5 || w->size() != 6)
     throw_error("expects static 5-D data and 6-D weight, got ", nn::inputs_text(args));
-  if ((*d)[1] != (*w)[1] || (*d)[4] != (*w)[4] * 4 || (*w)[5] % 4 != 0)
-    throw_error("data blocks (", (*d)[1], " x ", (*d)[4], ") do not match the weight's (", (*w)[1],
-                " x ", (*w)[4], " x 4)");
+  return {*d, *w};
+}
+
+// (N, blocks, OH, OW, block) int32 for data d and kernel size (w[2], w[3]) under the attrs.
+Type blocked_int8_output(const RelationArgs& args, const std::vector<int64_t>& d,
+                         const std::vector<int64_t>& w, int64_t blocks, int64_t block) {
+  const auto& a = args.attrs_as<Conv2DAttrs>();
   std::vector<int64_t> strides = nn::spatial_attr(a.strides, 2, "strides", 1);
   std::vector<int64_t> dilation = nn::spatial_attr(a.dilation, 2, "dilation", 1);
   std::vector<int64_t> pad = nn::expand_padding(a.padding, 2);
-  std::vector<Dim> out = {(*data.shape)[0], (*w)[0]};
+  std::vector<Dim> out = {(*args.tensor(0).shape)[0], blocks};
   for (size_t i = 0; i < 2; ++i) {
-    int64_t extent = (*d)[2 + i] + pad[i] + pad[2 + i] - dilation[i] * ((*w)[2 + i] - 1) - 1;
+    int64_t extent = d[2 + i] + pad[i] + pad[2 + i] - dilation[i] * (w[2 + i] - 1) - 1;
     if (extent < 0)
       throw_error("the kernel is larger than the padded input: ", nn::inputs_text(args));
     out.push_back(extent / strides[i] + 1);
   }
-  out.push_back((*w)[5] / 4);
+  out.push_back(block);
   return TensorTypeNode::make(std::move(out), DataType::int32());
+}
+
+// qnn.contrib_conv2d_NCHWc: uint8 data (N, C/ib, H, W, ib), int8 weight
+// (O/ob, C/ib, KH, KW, ib/4, ob*4) and the data's zero point (a uint8 scalar,
+// the padding value) -> int32 (N, O/ob, OH, OW, ob). Static shapes only: it is
+// made by the x86 layout strategy of qnn.conv2d, which knows them.
+Type qnn_conv2d_nchwc_relation(const RelationArgs& args) {
+  auto [d, w] = blocked_int8_operands(args);
+  if (d[1] != w[1] || d[4] != w[4] * 4 || w[5] % 4 != 0)
+    throw_error("data blocks (", d[1], " x ", d[4], ") do not match the weight's (", w[1], " x ",
+                w[4], " x 4)");
+  return blocked_int8_output(args, d, w, w[0], w[5] / 4);
 }
 
 // qnn.contrib_depthwise_conv2d_NCHWc: uint8 data (N, C/b, H, W, b), int8 weight
 // (C/b, 1, KH, KW, 1, b) and the data's zero point -> int32 (N, C/b, OH, OW, b).
 Type qnn_depthwise_nchwc_relation(const RelationArgs& args) {
-  const auto& a = args.attrs_as<Conv2DAttrs>();
-  const TensorTypeNode& data = args.tensor(0);
-  const TensorTypeNode& weight = args.tensor(1);
-  const TensorTypeNode& zero_point = args.tensor(2);
-  if (data.dtype != DataType::uint8() || weight.dtype != DataType::int8() ||
-      zero_point.dtype != DataType::uint8() || !zero_point.shape->empty())
-    throw_error("expects uint8 data, int8 weight and a uint8 scalar zero point, got ",
-                nn::inputs_text(args));
-  auto d = data.static_shape();
-  auto w = weight.static_shape();
-  if (!d || !w || d->size() != 5 || w->size() != 6 || (*w)[1] != 1 || (*w)[4] != 1 ||
-      (*d)[1] != (*w)[0] || (*d)[4] != (*w)[5])
+  auto [d, w] = blocked_int8_operands(args);
+  if (w[1] != 1 || w[4] != 1 || d[1] != w[0] || d[4] != w[5])
     throw_error("expects data (N, C/b, H, W, b) and weight (C/b, 1, KH, KW, 1, b), got ",
                 nn::inputs_text(args));
-  std::vector<int64_t> strides = nn::spatial_attr(a.strides, 2, "strides", 1);
-  std::vector<int64_t> dilation = nn::spatial_attr(a.dilation, 2, "dilation", 1);
-  std::vector<int64_t> pad = nn::expand_padding(a.padding, 2);
-  std::vector<Dim> out = {(*data.shape)[0], (*d)[1]};
-  for (size_t i = 0; i < 2; ++i) {
-    int64_t extent = (*d)[2 + i] + pad[i] + pad[2 + i] - dilation[i] * ((*w)[2 + i] - 1) - 1;
-    if (extent < 0)
-      throw_error("the kernel is larger than the padded input: ", nn::inputs_text(args));
-    out.push_back(extent / strides[i] + 1);
-  }
-  out.push_back((*d)[4]);
-  return TensorTypeNode::make(std::move(out), DataType::int32());
+  return blocked_int8_output(args, d, w, d[1], d[4]);
 }
 
 Type qnn_add_relation(const RelationArgs& args) {
