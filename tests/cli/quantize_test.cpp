@@ -123,6 +123,23 @@ inits = [c('bw', bw), c('bs', (rng.random(5) * 0.02 + 0.01).astype(np.float32)),
 save('dynamic', nodes, [f32('a', a.shape)], [u8('aq', a.shape), f32('y1', (3, 5)), f32('y2', (3, 5))],
      inits, {'a': a}, opsets=(('', 13), ('com.microsoft', 1)), check=False)
 
+# QDQ MatMul over 3-D activations (a transformer's projection): dequantize -> MatMul by an int8
+# weight -> quantize.
+h = rng.standard_normal((2, 6, 32)).astype(np.float32)
+wm = rng.integers(-127, 128, (32, 24)).astype(np.int8)
+nodes = [
+    helper.make_node('QuantizeLinear', ['h', 'hs', 'hz'], ['hq']),
+    helper.make_node('DequantizeLinear', ['hq', 'hs', 'hz'], ['hd']),
+    helper.make_node('DequantizeLinear', ['wm', 'wms', 'wmz'], ['wmd']),
+    helper.make_node('MatMul', ['hd', 'wmd'], ['m']),
+    helper.make_node('QuantizeLinear', ['m', 'ms', 'mz'], ['mq']),
+    helper.make_node('DequantizeLinear', ['mq', 'ms', 'mz'], ['out']),
+]
+inits = [c('hs', np.float32(0.03)), c('hz', np.uint8(128)), c('wm', wm),
+         c('wms', np.float32(0.01)), c('wmz', np.int8(0)), c('ms', np.float32(0.2)),
+         c('mz', np.uint8(120))]
+save('qdq_matmul', nodes, [f32('h', h.shape)], [f32('out', (2, 6, 24))], inits, {'h': h})
+
 # Malformed quantization, each a one-node model.
 def bad(name, node, inits, x_type=TensorProto.FLOAT, shape=(2, 3)):
     save(name, [node], [helper.make_tensor_value_info('x', x_type, list(shape))],
@@ -179,6 +196,14 @@ TEST_F(CliQuantized, QdqBlockCompilesToIntegerKernels) {
   EXPECT_NE(r.err.find("qnn.conv2d("), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("qnn.add("), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("= nn.conv2d("), std::string::npos) << r.err;
+}
+
+TEST_F(CliQuantized, QdqMatMulOverThreeDimensionsRunsTheInt8Kernel) {
+  expect_matches_ort("qdq_matmul", 0, 0);
+  CommandResult r = run_anvil({"run", path("qdq_matmul.onnx"), "--inputs",
+                               path("qdq_matmul.in.npz"), "--profile", "--repeat", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("x86.conv2d_int8"), std::string::npos) << r.out;
 }
 
 TEST_F(CliQuantized, QOperatorModelMatchesOnnxRuntime) {

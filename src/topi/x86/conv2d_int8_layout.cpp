@@ -9,6 +9,7 @@
 // weights and sliced off where a consumer needs NCHW. qnn.dense is the same
 // convolution, 1x1, its rows the pixels.
 #include <numeric>
+#include <optional>
 #include <string>
 #include <variant>
 
@@ -218,13 +219,30 @@ LayoutRewrite rewrite_int8_conv(const LayoutArgs& args) {
       plan.out_block, plan.stored_out};
 }
 
-// qnn.dense (M, K) x (N, K): the rows as M pixels of a 1x1 convolution over K channels.
+// The leading dims of qnn.dense's data (..., K) as a reshape target with N last: static dims
+// as they are, at most one symbolic dim as -1; nullopt when the data's shape does not allow it.
+std::optional<std::vector<int64_t>> dense_output_shape(const ir::TensorTypeNode& data, int64_t n) {
+  if (!data.shape || data.shape->size() < 2 || !data.shape->back().is_static()) return std::nullopt;
+  std::vector<int64_t> shape;
+  int symbolic = 0;
+  for (size_t d = 0; d + 1 < data.shape->size(); ++d) {
+    const ir::Dim& dim = (*data.shape)[d];
+    if (dim.is_any()) return std::nullopt;
+    symbolic += !dim.is_static();
+    shape.push_back(dim.is_static() ? dim.int_value() : -1);
+  }
+  if (symbolic > 1) return std::nullopt;
+  shape.push_back(n);
+  return shape;
+}
+
+// qnn.dense (..., K) x (N, K): the rows (every leading index) as pixels of a 1x1 convolution
+// over K channels.
 std::string check_int8_dense(const ir::CallNode& call, const ir::Type&, int) {
   const auto* data = ir::as<ir::TensorTypeNode>(call.args[0]->checked_type);
   const auto* weight = ir::as<ir::TensorTypeNode>(call.args[1]->checked_type);
-  if (!data || !weight || !data->shape || data->shape->size() != 2 ||
-      !(*data->shape)[1].is_static() || (*data->shape)[0].is_any())
-    return "needs (rows, K) data with a static K";
+  if (!data || !weight || !dense_output_shape(*data, 1))
+    return "needs (..., K) data with a static K and at most one symbolic leading dim";
   if (data->dtype != DataType::uint8() || weight->dtype != DataType::int8())
     return "needs uint8 data and int8 weights";
   if (!constant_of(call.args[2]) || !constant_of(call.args[3]))
@@ -255,7 +273,8 @@ LayoutRewrite rewrite_int8_dense(const LayoutArgs& args) {
                       ir::make_op_attrs("strided_slice", {{"begin", std::vector<int64_t>{0}},
                                                           {"end", std::vector<int64_t>{n}},
                                                           {"axes", std::vector<int64_t>{1}}}));
-  return LayoutRewrite{reshape(out, {-1, n})};
+  const auto* data_type = ir::as<ir::TensorTypeNode>(args.call.args[0]->checked_type);
+  return LayoutRewrite{reshape(out, *dense_output_shape(*data_type, n))};
 }
 
 }  // namespace
