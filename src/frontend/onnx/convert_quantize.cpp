@@ -7,6 +7,7 @@
 #include "frontend/onnx/convert_quantize.h"
 
 #include <cmath>
+#include <optional>
 
 #include "frontend/onnx/convert_nn.h"
 #include "frontend/onnx/converter_families.h"
@@ -133,6 +134,37 @@ DynamicQuantized dynamic_quantize_uint8(ConvertContext& ctx, size_t i) {
   zp_float = ctx.op("clip", {zp_float}, {{"a_min", 0.0}, {"a_max", 255.0}});
   Expr zero_point = ctx.op("cast", {zp_float}, {{"dtype", DataType::uint8()}});
   return {ctx.op("qnn.quantize", {x, scale, zero_point}), scale, zero_point};
+}
+
+Expr uint8_times_int8(ConvertContext& ctx, const Expr& a, const Expr& a_zero_point, size_t b_index,
+                      size_t b_zp_index) {
+  const auto* a_type = as<TensorTypeNode>(a->checked_type);
+  const TensorTypeNode& b_type = ctx.input_tensor(b_index);
+  if (!a_type || a_type->dtype != DataType::uint8() || !a_type->shape ||
+      a_type->shape->size() < 2 || b_type.dtype != DataType::int8() || b_type.shape->size() != 2)
+    return nullptr;
+  if (ctx.has_input(b_zp_index)) {
+    std::optional<Tensor> zp = ctx.known_value(b_zp_index);
+    if (!zp) return nullptr;
+    for (int64_t i = 0; i < zp->numel(); ++i)
+      if (zp->get_as_double(i) != 0) return nullptr;
+  }
+  if (a_zero_point) {
+    const auto* zp_type = as<TensorTypeNode>(a_zero_point->checked_type);
+    if (!zp_type || !zp_type->shape || zp_type->shape->size() > 1 ||
+        (zp_type->shape->size() == 1 && (*zp_type->shape)[0] != Dim(1)))
+      return nullptr;
+  }
+  Expr b = ctx.input(b_index);
+  Expr weight = ctx.op("transpose", {b}, {{"axes", std::vector<int64_t>{1, 0}}});
+  Expr acc = ctx.op("qnn.dense", {a, weight, scalar_constant(ctx, 0, DataType::uint8()),
+                                  scalar_constant(ctx, 0, DataType::int8())});
+  if (!a_zero_point) return acc;
+  Expr column_sums = ctx.op("sum", {ctx.op("cast", {b}, {{"dtype", DataType::int32()}})},
+                            {{"axis", std::vector<int64_t>{0}}});
+  Expr correction = ctx.op(
+      "multiply", {ctx.op("cast", {a_zero_point}, {{"dtype", DataType::int32()}}), column_sums});
+  return ctx.op("subtract", {acc, correction});
 }
 
 Expr as_float32(ConvertContext& ctx, size_t i) {

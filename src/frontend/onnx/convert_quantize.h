@@ -41,6 +41,14 @@ struct DynamicQuantized {
 };
 DynamicQuantized dynamic_quantize_uint8(ConvertContext& ctx, size_t i);
 
+// (A - a_zero_point) x B in int32 where A is uint8 (rank >= 2) with a scalar zero point known
+// at compile or at run time (null: 0), and B (input b_index) is a 2-D int8 (K, N) whose zero
+// point (input b_zp_index) is absent or zero: qnn.dense of A by B's transpose with zero points
+// of 0, minus a_zero_point times B's column sums, so that the product runs as the int8 (VNNI)
+// dense layer. Null where those conditions do not hold.
+ir::Expr uint8_times_int8(ConvertContext& ctx, const ir::Expr& a, const ir::Expr& a_zero_point,
+                          size_t b_index, size_t b_zp_index);
+
 // Input i as float32 (scales given in float16 are widened).
 ir::Expr as_float32(ConvertContext& ctx, size_t i);
 

@@ -79,7 +79,8 @@ Expr integer_product(ConvertContext& ctx, size_t a_index, size_t a_zp, size_t b_
 std::vector<Expr> convert_matmul_integer_to_float(ConvertContext& ctx) {
   checked_scale(ctx, 2, "a_scale");
   checked_scale(ctx, 3, "b_scale");
-  Expr acc = integer_product(ctx, 0, 4, 1, 5);
+  Expr acc = uint8_times_int8(ctx, ctx.input(0), ctx.has_input(4) ? ctx.input(4) : Expr(), 1, 5);
+  if (!acc) acc = integer_product(ctx, 0, 4, 1, 5);
   Expr scale = ctx.op("multiply", {ctx.input(2), ctx.input(3)});
   Expr y =
       ctx.op("multiply", {ctx.op("cast", {acc}, {{"dtype", ctx.input_tensor(2).dtype}}), scale});
@@ -93,13 +94,16 @@ std::vector<Expr> convert_dynamic_quantize_matmul(ConvertContext& ctx) {
   checked_scale(ctx, 2, "b_scale");
   DataType f = ctx.input_tensor(0).dtype;
   DynamicQuantized a = dynamic_quantize_uint8(ctx, 0);
-  Expr a_shifted =
-      ctx.op("subtract", {ctx.op("cast", {a.data}, {{"dtype", DataType::int32()}}),
-                          ctx.op("cast", {a.zero_point}, {{"dtype", DataType::int32()}})});
-  Expr b = ctx.op("cast", {ctx.input(1)}, {{"dtype", DataType::int32()}});
-  if (ctx.has_input(3))
-    b = ctx.op("subtract", {b, ctx.op("cast", {ctx.input(3)}, {{"dtype", DataType::int32()}})});
-  Expr acc = ctx.op("matmul", {a_shifted, b}, {{"out_dtype", DataType::int32()}});
+  Expr acc = uint8_times_int8(ctx, a.data, a.zero_point, 1, 3);
+  if (!acc) {
+    Expr a_shifted =
+        ctx.op("subtract", {ctx.op("cast", {a.data}, {{"dtype", DataType::int32()}}),
+                            ctx.op("cast", {a.zero_point}, {{"dtype", DataType::int32()}})});
+    Expr b = ctx.op("cast", {ctx.input(1)}, {{"dtype", DataType::int32()}});
+    if (ctx.has_input(3))
+      b = ctx.op("subtract", {b, ctx.op("cast", {ctx.input(3)}, {{"dtype", DataType::int32()}})});
+    acc = ctx.op("matmul", {a_shifted, b}, {{"out_dtype", DataType::int32()}});
+  }
   Expr scale = ctx.op("multiply", {a.scale, ctx.input(2)});
   Expr y = ctx.op("multiply", {ctx.op("cast", {acc}, {{"dtype", f}}), scale});
   if (ctx.has_input(4)) y = ctx.op("add", {y, ctx.input(4)});
