@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include "anvil/driver/build.h"
 #include "anvil/frontend/onnx.h"
@@ -116,8 +117,11 @@ QuantizeResult quantize_model(const std::string& bytes, const std::string& what,
   QuantizeResult result;
   for (int i : plan.nodes) result.quantized_nodes.push_back(node_label(model.graph(), i));
   std::map<std::string, std::pair<double, double>> ranges;
+  // The float model compiled with the activations as outputs: calibration runs it, and the
+  // report runs it again beside the quantized model.
+  std::optional<ProbedModel> float_model;
   if (!plan.activations.empty()) {
-    ProbedModel probe(model, plan.activations, what);
+    ProbedModel& probe = float_model.emplace(model, plan.activations, what);
     std::vector<RangeObserver> observers(plan.activations.size());
     const size_t own = size_t(model.graph().output_size());
     for (const Sample& s : samples) {
@@ -142,13 +146,13 @@ QuantizeResult quantize_model(const std::string& bytes, const std::string& what,
   std::vector<std::string> dequantized;
   for (const std::string& t : plan.activations)
     dequantized.push_back(dequantized_name(quantized.graph(), t));
-  ProbedModel float_model(model, plan.activations, what);
+  if (!float_model) float_model.emplace(model, plan.activations, what);
   ProbedModel int8_model(quantized, dequantized, what + " (quantized)");
   const size_t own = size_t(model.graph().output_size());
   std::vector<Energy> layers(plan.activations.size()), outputs(own);
   for (const Sample& s : samples) {
     std::vector<Tensor> float_out, int8_out;
-    std::vector<Tensor> a = float_model.run(s, own, &float_out);
+    std::vector<Tensor> a = float_model->run(s, own, &float_out);
     std::vector<Tensor> b = int8_model.run(s, own, &int8_out);
     for (size_t k = 0; k < a.size(); ++k) layers[k].add(a[k], b[k]);
     for (size_t k = 0; k < own; ++k) outputs[k].add(float_out[k], int8_out[k]);

@@ -16,6 +16,7 @@
 #include "anvil/ir/attrs/qnn.h"
 #include "reference/kernel_families.h"
 #include "reference/kernel_util.h"
+#include "reference/nn_kernel_util.h"
 
 namespace anvil::reference {
 
@@ -133,13 +134,8 @@ struct ConvWindow {
 
 ConvWindow conv_window(const ir::Conv2DAttrs& a, int64_t height, int64_t width, int64_t kernel_h,
                        int64_t kernel_w) {
-  auto spread = [](const std::vector<int64_t>& v, size_t n, int64_t fallback) {
-    if (v.empty()) return std::vector<int64_t>(n, fallback);
-    if (v.size() == 1) return std::vector<int64_t>(n, v[0]);
-    return v;
-  };
-  ConvWindow win{spread(a.strides, 2, 1), spread(a.dilation, 2, 1), spread(a.padding, 4, 0), 0, 0};
-  if (win.pad.size() == 2) win.pad = {win.pad[0], win.pad[1], win.pad[0], win.pad[1]};
+  ConvWindow win{nn::spread(a.strides, 2, 1), nn::spread(a.dilation, 2, 1),
+                 nn::spread_padding(a.padding, 2), 0, 0};
   win.out_h =
       (height + win.pad[0] + win.pad[2] - win.dilation[0] * (kernel_h - 1) - 1) / win.stride[0] + 1;
   win.out_w =
