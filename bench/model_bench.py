@@ -3,7 +3,7 @@
     .venv/bin/python bench/model_bench.py [--models resnet18 ...] [--threads 1 2] [--repeat 20]
                                           [--opt-level 3] [--build-dir build] [--json FILE]
 
-Models (default: all 22), each exported once into <build-dir>/bench-cache together with a
+Models (default: all 26), each exported once into <build-dir>/bench-cache together with a
 seeded input (MODEL.input.npz, one array per ONNX input, keyed by its name):
   - the six of the model tests: torchvision's resnet18, resnet50, mobilenet_v2, squeezenet1_1,
     efficientnet_b0 and vit_b_16;
@@ -15,7 +15,14 @@ seeded input (MODEL.input.npz, one array per ONNX input, keyed by its name):
   opset 13, input "input" of 1x3x224x224, by tests/models/export_models.py's exporter;
   - int8 models (export_models.INT8_MODELS): resnet18_int8, mobilenet_v2_int8 and
     resnet50_int8, the float models quantized by ONNX Runtime's quantize_static (QDQ,
-    per-channel int8 weights, uint8 activations, 8 seeded calibration inputs);
+    per-channel int8 weights, uint8 activations, 8 seeded calibration inputs; 7-bit weights
+    on hosts without VNNI, see docs/quantization.md);
+  - recurrent networks (export_models.RECURRENT_MODELS): lstm_classifier (2-layer LSTM over
+    32 steps), gru_speech (Conv1d features, bidirectional GRU over 100 frames) and
+    gru_decoder_step (attention and one GRU step of a seq2seq decoder);
+  - bert_ort_optimized (export_models.TRANSFORMER_MODELS): a Hugging Face-style BERT encoder
+    as ONNX Runtime's transformer optimizer rewrites it (EmbedLayerNormalization, Attention,
+    SkipLayerNormalization, BiasGelu);
   - bert_encoder: bench/dynamic_bench.py's BERT-style encoder (token and position embeddings,
     6 encoder layers of hidden 384, 6 heads, GELU; random weights, seed 0) exported with static
     shapes: inputs ids and mask (int64) of 1x128, the mask's last quarter padding
@@ -86,7 +93,8 @@ BERT = "bert_encoder"
 BERT_SHAPE = (1, 128)  # batch, sequence
 ALL_MODELS = export_models.KNOWN_MODELS + [BERT]
 DEFAULT_MODELS = ["resnet18", "resnet50", "mobilenet_v2", "squeezenet1_1", "efficientnet_b0",
-                  "vit_b_16"] + export_models.FAMILY_MODELS + [BERT] + list(export_models.INT8_MODELS)
+                  "vit_b_16"] + export_models.FAMILY_MODELS + [BERT] + list(export_models.INT8_MODELS) \
+    + export_models.RECURRENT_MODELS + export_models.TRANSFORMER_MODELS
 DEFAULT_THREADS = [1, 2]
 DEFAULT_REPEAT = 20
 ORT_WARMUP = 3
@@ -334,11 +342,8 @@ def export_bert(cache):
 
     bench = dynamic_bench()
     stamp = bert_stamp_text()
-    stamp_path = cache / f"{BERT}.stamp"
-    if stamp_path.exists() and stamp_path.read_text() == stamp:
-        print(f"{BERT}: cached")
+    if export_models.cached(BERT, cache, stamp):
         return
-    stamp_path.unlink(missing_ok=True)
     start = time.monotonic()
     onnx_path = cache / f"{BERT}.onnx"
 
@@ -356,8 +361,7 @@ def export_bert(cache):
         raise ToolError(f"{BERT} has inputs {shapes}, expected ids and mask of {list(BERT_SHAPE)}")
     feeds = bench.make_inputs({name: list(BERT_SHAPE) for name in ("ids", "mask")}, seed=0)
     export_models.save_npz(cache / f"{BERT}.input.npz", feeds)
-    export_models.write_atomically(stamp_path, lambda tmp: Path(tmp).write_text(stamp))
-    print(f"{BERT}: exported in {time.monotonic() - start:.1f} s")
+    export_models.finish(BERT, cache, stamp, "exported", start)
 
 
 def export_models_once(cache, models):

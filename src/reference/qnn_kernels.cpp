@@ -220,8 +220,9 @@ std::vector<Tensor> depthwise_nchwc_int8_kernel(const KernelArgs& args) {
   return {from_int64s(out, {d[0], blocks, win.out_h, win.out_w, b}, DataType::int32())};
 }
 
-std::vector<Tensor> qnn_add_kernel(const KernelArgs& args) {
-  const ir::QnnAddTerms t = ir::qnn_add_terms(args.attrs_as<ir::QnnAddAttrs>());
+// qnn.add and qnn.mul: `combine` maps two integer inputs to the float value to round.
+template <typename Combine>
+Tensor qnn_binary(const KernelArgs& args, Combine combine) {
   const Tensor &lhs = args.inputs[0], &rhs = args.inputs[1];
   std::vector<int64_t> shape = broadcast_shape(lhs.shape_vector(), rhs.shape_vector());
   std::vector<int64_t> a = to_int64s(lhs), b = to_int64s(rhs);
@@ -230,18 +231,37 @@ std::vector<Tensor> qnn_add_kernel(const KernelArgs& args) {
   for (int64_t d : shape) n *= d;
   std::vector<int64_t> out(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
-    float x = float(a[size_t(broadcast_source(i, shape, lhs.shape_vector()))]);
-    float y = float(b[size_t(broadcast_source(i, shape, rhs.shape_vector()))]);
-    float v = std::nearbyint(std::fma(x, t.lhs_ratio, std::fma(y, t.rhs_ratio, t.offset)));
+    float v = std::nearbyint(combine(a[size_t(broadcast_source(i, shape, lhs.shape_vector()))],
+                                     b[size_t(broadcast_source(i, shape, rhs.shape_vector()))]));
     out[size_t(i)] = v <= float(lo) ? lo : v >= float(hi) ? hi : int64_t(v);
   }
-  return {from_int64s(out, shape, args.out_dtype())};
+  return from_int64s(out, shape, args.out_dtype());
+}
+
+std::vector<Tensor> qnn_add_kernel(const KernelArgs& args) {
+  const ir::QnnAddTerms t = ir::qnn_add_terms(args.attrs_as<ir::QnnBinaryAttrs>());
+  return {qnn_binary(args, [&](int64_t x, int64_t y) {
+    return std::fma(float(x), t.lhs_ratio, std::fma(float(y), t.rhs_ratio, t.offset));
+  })};
+}
+
+std::vector<Tensor> qnn_mul_kernel(const KernelArgs& args) {
+  const auto& attrs = args.attrs_as<ir::QnnBinaryAttrs>();
+  const ir::QnnMulTerms t = ir::qnn_mul_terms(attrs);
+  return {qnn_binary(args, [&](int64_t x, int64_t y) {
+    // volatile: the product is rounded on its own, as the compute's, whatever the compiler's
+    // contraction setting.
+    volatile float product =
+        float((x - attrs.lhs_zero_point) * (y - attrs.rhs_zero_point)) * t.ratio;
+    return product + t.offset;
+  })};
 }
 
 }  // namespace
 
 void register_qnn_kernels() {
   register_kernel("qnn.add", qnn_add_kernel);
+  register_kernel("qnn.mul", qnn_mul_kernel);
   register_kernel("qnn.contrib_depthwise_conv2d_NCHWc", depthwise_nchwc_int8_kernel);
   register_kernel("qnn.contrib_conv2d_NCHWc", conv2d_nchwc_int8_kernel);
   register_kernel("qnn.conv2d", integer_product("nn.conv2d"));

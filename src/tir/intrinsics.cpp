@@ -38,6 +38,9 @@ const std::vector<IntrinsicInfo>& all_intrinsics() {
       {"fmod", 2, C::FloatMath, true},
       {"copysign", 2, C::FloatMath, true},
       {"fma", 3, C::FloatMath, true},
+      // mul_unfused(a, b): a * b rounded to the type on its own, never contracted with an add
+      // into a fused multiply-add (requantization that must round as integer runtimes do).
+      {"mul_unfused", 2, C::FloatMath, true},
       // Tests on floats.
       {"isnan", 1, C::FloatTest, true},
       {"isinf", 1, C::FloatTest, true},

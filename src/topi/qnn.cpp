@@ -94,31 +94,55 @@ ComputeFn integer_product(const char* float_op) {
   };
 }
 
-std::vector<te::Tensor> qnn_add_compute(const ComputeArgs& args) {
-  const ir::QnnAddTerms t = ir::qnn_add_terms(args.attrs_as<ir::QnnAddAttrs>());
+// qnn.add and qnn.mul: `combine` maps the two inputs' int32 values to the float value to round.
+template <typename Combine>
+te::Tensor qnn_binary(const ComputeArgs& args, Combine combine) {
   const te::Tensor &lhs = args.inputs[0], &rhs = args.inputs[1];
   const std::vector<PrimExpr> shape = args.out_shape();
-  const DataType f = DataType::float32(), out = args.out_dtype();
+  const DataType i32 = DataType::int32(), f = DataType::float32(), out = args.out_dtype();
   PrimExpr lo = tir::make_const(f, double(lowest_value(out)));
   PrimExpr hi = tir::make_const(f, double(highest_value(out)));
-  return {te::compute(
+  return te::compute(
       shape,
       [&](const std::vector<Var>& i) {
-        PrimExpr a = tir::cast(f, broadcast_load(lhs, i, shape));
-        PrimExpr b = tir::cast(f, broadcast_load(rhs, i, shape));
-        PrimExpr inner = tir::call_intrin(
-            f, "fma", {b, tir::make_const(f, t.rhs_ratio), tir::make_const(f, t.offset)});
-        PrimExpr v = tir::call_intrin(
-            f, "round", {tir::call_intrin(f, "fma", {a, tir::make_const(f, t.lhs_ratio), inner})});
+        PrimExpr v = tir::call_intrin(f, "round",
+                                      {combine(tir::cast(i32, broadcast_load(lhs, i, shape)),
+                                               tir::cast(i32, broadcast_load(rhs, i, shape)))});
         return tir::cast(out, tir::select(v < lo, lo, tir::select(v > hi, hi, v)));
       },
-      tensor_name(args.op_name()))};
+      tensor_name(args.op_name()));
+}
+
+std::vector<te::Tensor> qnn_add_compute(const ComputeArgs& args) {
+  const ir::QnnAddTerms t = ir::qnn_add_terms(args.attrs_as<ir::QnnBinaryAttrs>());
+  const DataType f = DataType::float32();
+  return {qnn_binary(args, [&](PrimExpr a, PrimExpr b) {
+    PrimExpr inner = tir::call_intrin(f, "fma",
+                                      {tir::cast(f, std::move(b)), tir::make_const(f, t.rhs_ratio),
+                                       tir::make_const(f, t.offset)});
+    return tir::call_intrin(f, "fma",
+                            {tir::cast(f, std::move(a)), tir::make_const(f, t.lhs_ratio), inner});
+  })};
+}
+
+std::vector<te::Tensor> qnn_mul_compute(const ComputeArgs& args) {
+  const auto& attrs = args.attrs_as<ir::QnnBinaryAttrs>();
+  const ir::QnnMulTerms t = ir::qnn_mul_terms(attrs);
+  const DataType i32 = DataType::int32(), f = DataType::float32();
+  return {qnn_binary(args, [&](PrimExpr a, PrimExpr b) {
+    PrimExpr product = (a - tir::make_const(i32, double(attrs.lhs_zero_point))) *
+                       (b - tir::make_const(i32, double(attrs.rhs_zero_point)));
+    return tir::call_intrin(f, "mul_unfused",
+                            {tir::cast(f, product), tir::make_const(f, t.ratio)}) +
+           tir::make_const(f, t.offset);
+  })};
 }
 
 }  // namespace
 
 void register_qnn_computes() {
   register_compute("qnn.add", qnn_add_compute);
+  register_compute("qnn.mul", qnn_mul_compute);
   register_compute("qnn.conv2d", integer_product("nn.conv2d"));
   register_compute("qnn.dense", integer_product("nn.dense"));
   register_compute("qnn.quantize", quantize_compute);

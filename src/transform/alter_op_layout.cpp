@@ -129,7 +129,7 @@ class LayoutAlterer : public detail::TypedMutator {
 
  private:
   inline static const std::unordered_set<std::string> kBinaryOps = {
-      "add", "subtract", "multiply", "divide", "maximum", "minimum", "qnn.add"};
+      "add", "subtract", "multiply", "divide", "maximum", "minimum", "qnn.add", "qnn.mul"};
 
   // Ops that are elementwise on their first argument when every other argument is one value
   // (a per-tensor scale and zero point).

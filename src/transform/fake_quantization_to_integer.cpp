@@ -16,6 +16,14 @@
 // constant 8-bit weight quantized per tensor or per output channel, and a chain
 // whose intermediate values nothing else reads. Everything else keeps its float
 // form between the dequantize and the quantize, which is correct, only slower.
+//
+// An add or a multiply of two dequantized 8-bit tensors becomes qnn.add or
+// qnn.mul, which round as ONNX Runtime's QLinearAdd and QLinearMul (the kernels
+// its own QDQ fusion runs): quantize(dequantize(a) * dequantize(b)) by the
+// letter of the spec rounds three times where they round once, and the steps
+// it moves add up along a network (SiLU and squeeze-and-excitation multiply).
+// A global average pool becomes an integer sum requantized once, as ONNX
+// Runtime's QLinearGlobalAveragePool.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -153,7 +161,9 @@ class FakeQuantizationRewriter : public detail::TypedMutator {
       value = clip->args[0];
     }
 
-    if (Expr sum = rewrite_add(value, sy, zy, out)) return clamped(sum, bounds, out);
+    if (Expr binary = rewrite_binary(value, sy, zy, out)) return clamped(binary, bounds, out);
+    if (Expr pooled = rewrite_global_average(value, sy, zy, out))
+      return clamped(pooled, bounds, out);
 
     Expr bias;
     if (const ir::CallNode* add = detail::op_call(value, "nn.bias_add")) {
@@ -200,22 +210,56 @@ class FakeQuantizationRewriter : public detail::TypedMutator {
                        ir::make_op_attrs("clip", {{"a_min", bounds.lo}, {"a_max", bounds.hi}}));
   }
 
-  // add(dequantize(a), dequantize(b)) of per-tensor 8-bit values of the output's type, as
-  // qnn.add; null when the value is anything else.
-  Expr rewrite_add(const Expr& value, double sy, double zy, DataType out) {
-    const ir::CallNode* add = detail::op_call(value, "add");
-    if (!add || !single_use(value)) return nullptr;
-    std::optional<QuantizedInput> a = quantized_input(add->args[0]);
-    std::optional<QuantizedInput> b = quantized_input(add->args[1]);
+  // add or multiply of dequantize(a), dequantize(b), per-tensor 8-bit values of the output's
+  // type, as qnn.add or qnn.mul; null when the value is anything else.
+  Expr rewrite_binary(const Expr& value, double sy, double zy, DataType out) {
+    const ir::CallNode* call = detail::op_call(value, "add");
+    const char* qnn_op = "qnn.add";
+    if (!call) {
+      call = detail::op_call(value, "multiply");
+      qnn_op = "qnn.mul";
+    }
+    if (!call || !single_use(value)) return nullptr;
+    std::optional<QuantizedInput> a = quantized_input(call->args[0]);
+    std::optional<QuantizedInput> b = quantized_input(call->args[1]);
     if (!a || !b || detail::tensor_dtype(a->data) != out || detail::tensor_dtype(b->data) != out)
       return nullptr;
-    return ir::call_op("qnn.add", {mutate(a->data), mutate(b->data)},
-                       ir::make_op_attrs("qnn.add", {{"lhs_scale", a->scale},
-                                                     {"lhs_zero_point", a->zero_point},
-                                                     {"rhs_scale", b->scale},
-                                                     {"rhs_zero_point", b->zero_point},
-                                                     {"out_scale", sy},
-                                                     {"out_zero_point", int64_t(zy)}}));
+    return ir::call_op(qnn_op, {mutate(a->data), mutate(b->data)},
+                       ir::make_op_attrs(qnn_op, {{"lhs_scale", a->scale},
+                                                  {"lhs_zero_point", a->zero_point},
+                                                  {"rhs_scale", b->scale},
+                                                  {"rhs_zero_point", b->zero_point},
+                                                  {"out_scale", sy},
+                                                  {"out_zero_point", int64_t(zy)}}));
+  }
+
+  // global_avg_pool2d(dequantize(x)) of a per-tensor 8-bit NCHW x, as ONNX Runtime's
+  // QLinearGlobalAveragePool computes it: the integer sum over H x W less N * zx, times
+  // M = sx / (sy * N) in float32, rounded, plus zy. Null when the value is anything else.
+  Expr rewrite_global_average(const Expr& value, double sy, double zy, DataType out) {
+    const ir::CallNode* pool = detail::op_call(value, "nn.global_avg_pool2d");
+    if (!pool || !single_use(value)) return nullptr;
+    const auto& attrs = detail::attrs_or_default<ir::GlobalPool2DAttrs>(*pool);
+    if (attrs.layout != "NCHW" || !(attrs.out_layout.empty() || attrs.out_layout == "NCHW"))
+      return nullptr;
+    std::optional<QuantizedInput> x = quantized_input(pool->args[0]);
+    auto shape = x ? detail::static_shape(x->data) : std::nullopt;
+    if (!x || !shape || shape->size() != 4 || detail::tensor_dtype(x->data) != out) return nullptr;
+    const int64_t pixels = (*shape)[2] * (*shape)[3];
+    if (pixels <= 0 || pixels > (int64_t(1) << 23)) return nullptr;  // int32 sums stay exact
+    const DataType i32 = DataType::int32(), f32 = DataType::float32();
+    Expr sum = ir::call_op(
+        "sum",
+        {ir::call_op("cast", {mutate(x->data)}, ir::make_op_attrs("cast", {{"dtype", i32}}))},
+        ir::make_op_attrs("sum", {{"axis", std::vector<int64_t>{2, 3}}, {"keepdims", true}}));
+    Expr centered = ir::call_op(
+        "subtract", {sum, detail::scalar_constant(double(pixels * x->zero_point), i32)});
+    const float multiplier = float(x->scale) / (float(sy) * float(pixels));
+    Expr scaled = ir::call_op(
+        "multiply", {ir::call_op("cast", {centered}, ir::make_op_attrs("cast", {{"dtype", f32}})),
+                     detail::scalar_constant(double(multiplier), f32)});
+    return ir::call_op("qnn.quantize", {scaled, detail::scalar_constant(1.0, f32),
+                                        detail::scalar_constant(zy, out)});
   }
 
   // A float product of a quantized activation and a constant quantized weight.

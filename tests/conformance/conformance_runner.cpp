@@ -2,9 +2,14 @@
 // onnx package) through the importer and an executor, compares each output
 // with the expected one, and prints "N passed, M failed, K skipped".
 //
-//   conformance_runner DATA_DIR [--skips FILE] [--filter TEXT] [--min-passed N]
+//   conformance_runner DATA_DIR [--skips FILE] [--filter TEXT] [--must-pass FILE]
 //                      [--show-failures] [--executor reference|graph|vm|user] [--opt-level N]
-//                      [--max-interpreted N] [--show-interpreted]
+//                      [--max-interpreted N] [--show-interpreted] [--list-passed]
+//
+// --must-pass names the tests that must pass, one a line: the run fails when any of them does
+// not (a regression is never hidden by another test that newly passes), and it prints the tests
+// that pass but are not listed, to be added to the list in the same change. --list-passed
+// prints every passing test's name, one a line (to write such a list).
 //
 // The "user" executor runs each test as a user runs a model: imported as it is (nothing frozen
 // to a constant, every input given at run time) and run on the executor `anvil run` picks
@@ -42,7 +47,8 @@ struct Options {
   fs::path data_dir;
   fs::path skips_file;
   std::string filter;
-  int64_t min_passed = -1;
+  fs::path must_pass_file;
+  bool list_passed = false;
   bool show_failures = false;
   std::string executor = "reference";
   int opt_level = 3;
@@ -262,8 +268,10 @@ int main(int argc, char** argv) {
       options.skips_file = next();
     else if (arg == "--filter")
       options.filter = next();
-    else if (arg == "--min-passed")
-      options.min_passed = std::stoll(next());
+    else if (arg == "--must-pass")
+      options.must_pass_file = next();
+    else if (arg == "--list-passed")
+      options.list_passed = true;
     else if (arg == "--show-failures")
       options.show_failures = true;
     else if (arg == "--executor")
@@ -283,6 +291,17 @@ int main(int argc, char** argv) {
     return 2;
   }
   auto skips = load_skips(options.skips_file);
+  std::set<std::string> must_pass;
+  if (!options.must_pass_file.empty()) {
+    std::ifstream file(options.must_pass_file);
+    if (!file) {
+      std::fprintf(stderr, "conformance_runner: cannot read %s\n",
+                   options.must_pass_file.c_str());
+      return 2;
+    }
+    for (std::string line; std::getline(file, line);)
+      if (!line.empty() && line[0] != '#') must_pass.insert(line);
+  }
   std::vector<fs::path> tests;
   for (const auto& entry : fs::directory_iterator(options.data_dir))
     if (entry.is_directory() &&
@@ -292,12 +311,15 @@ int main(int argc, char** argv) {
 
   int passed = 0, failed = 0, skipped = 0;
   std::map<std::string, int> failure_kinds;
+  std::set<std::string> passed_names;
+  std::map<std::string, std::string> failure_of;
   for (const fs::path& dir : tests) {
     std::string name = dir.filename().string();
     bool skip = false;
     for (const auto& [prefix, reason] : skips) skip |= name.rfind(prefix, 0) == 0;
     if (skip) {
       ++skipped;
+      failure_of[name] = "skipped (skips.txt)";
       continue;
     }
     std::string why;
@@ -308,10 +330,29 @@ int main(int argc, char** argv) {
     }
     if (why.empty()) {
       ++passed;
+      passed_names.insert(name);
+      if (options.list_passed) std::printf("%s\n", name.c_str());
     } else {
       ++failed;
+      failure_of[name] = why;
       if (options.show_failures) std::printf("FAIL %s: %s\n", name.c_str(), why.c_str());
     }
+  }
+  int regressed = 0;
+  if (!options.must_pass_file.empty()) {
+    for (const std::string& name : must_pass) {
+      if (passed_names.count(name)) continue;
+      // A filtered run checks only the listed tests it ran.
+      auto it = failure_of.find(name);
+      if (it == failure_of.end() && !options.filter.empty()) continue;
+      ++regressed;
+      std::printf("REGRESSED %s: %s\n", name.c_str(),
+                  it == failure_of.end() ? "no such test" : it->second.c_str());
+    }
+    for (const std::string& name : passed_names)
+      if (!must_pass.count(name))
+        std::printf("NEWLY PASSES %s (add it to %s)\n", name.c_str(),
+                    options.must_pass_file.filename().c_str());
   }
   std::printf("onnx node tests (%s executor): %d passed, %d failed, %d skipped of %zu\n",
               options.executor.c_str(), passed, failed, skipped, tests.size());
@@ -325,9 +366,9 @@ int main(int argc, char** argv) {
         g_interpreted, (long long)options.max_interpreted);
     return 1;
   }
-  if (options.min_passed >= 0 && passed < options.min_passed) {
-    std::printf("conformance: %d passed is below the recorded minimum of %lld\n", passed,
-                (long long)options.min_passed);
+  if (regressed > 0) {
+    std::printf("conformance: %d tests of %s no longer pass\n", regressed,
+                options.must_pass_file.filename().c_str());
     return 1;
   }
   return 0;

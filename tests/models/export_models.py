@@ -32,8 +32,16 @@ from pathlib import Path
 # after its float model.
 INT8_MODELS = {"resnet18_int8": "resnet18", "mobilenet_v2_int8": "mobilenet_v2",
                "resnet50_int8": "resnet50"}
+# Recurrent networks (torch.nn.LSTM / GRU exported as ONNX LSTM / GRU), built here rather than
+# taken from torchvision; each has its own inputs (RECURRENT_INPUTS).
+RECURRENT_MODELS = ["lstm_classifier", "gru_speech", "gru_decoder_step"]
+# A BERT-style encoder written as Hugging Face's BERT computes (so that ONNX Runtime's transformer
+# optimizer recognizes it), saved as the optimizer rewrites it (EmbedLayerNormalization,
+# Attention, SkipLayerNormalization, BiasGelu); its expected outputs are ONNX Runtime's on the
+# model before optimization.
+TRANSFORMER_MODELS = ["bert_ort_optimized"]
 MODELS = ["resnet18", "mobilenet_v2", "squeezenet1_1", "efficientnet_b0", "vit_b_16", "resnet50",
-          *INT8_MODELS]
+          *INT8_MODELS, *RECURRENT_MODELS, *TRANSFORMER_MODELS]
 # Further network families, exported on request (bench/model_bench.py): grouped convolutions
 # (ResNeXt, RegNet), channel shuffles (ShuffleNet), squeeze-and-excitation (MobileNetV3,
 # EfficientNet, RegNetY), dense concatenation (DenseNet), windowed attention (Swin) and
@@ -56,6 +64,17 @@ def cache_dir(build_dir):
     return Path(env) if env else Path(build_dir) / "model-cache"
 
 
+def host_has_vnni():
+    """Whether this x86 host has AVX-512 VNNI or AVX-VNNI: ONNX Runtime's uint8 x int8 kernels
+    are exact there. Without it they sum pairs of products in saturating int16 (vpmaddubsw), so
+    full-range int8 weights clip and its int8 outputs stop being an exact oracle."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text().split()
+    except OSError:
+        return True
+    return "avx512_vnni" in flags or "avx_vnni" in flags
+
+
 def stamp_text():
     # Anything that changes what the files hold changes the stamp: this
     # script's own text and the versions of the libraries that produce them.
@@ -74,9 +93,27 @@ def stamp_text():
             "onnx": onnx.__version__,
             "onnxruntime": onnxruntime.__version__,
             "numpy": numpy.__version__,
+            "vnni": host_has_vnni(),
         },
         sort_keys=True,
     )
+
+
+def cached(name, out, stamp):
+    """True when name's files in out were written under this stamp; otherwise its stale stamp is
+    removed, so that an export killed halfway is never taken for whole."""
+    stamp_path = out / f"{name}.stamp"
+    if stamp_path.exists() and stamp_path.read_text() == stamp:
+        print(f"{name}: cached")
+        return True
+    stamp_path.unlink(missing_ok=True)
+    return False
+
+
+def finish(name, out, stamp, what, start):
+    """Writes name's stamp, last, and says how long `what` took."""
+    write_atomically(out / f"{name}.stamp", lambda tmp: Path(tmp).write_text(stamp))
+    print(f"{name}: {what} in {time.monotonic() - start:.1f} s")
 
 
 def write_atomically(path, write):
@@ -208,11 +245,8 @@ def export_int8(name, out, stamp):
 
     base = INT8_MODELS[name]
     export_one(base, out, stamp)
-    stamp_path = out / f"{name}.stamp"
-    if stamp_path.exists() and stamp_path.read_text() == stamp:
-        print(f"{name}: cached")
+    if cached(name, out, stamp):
         return
-    stamp_path.unlink(missing_ok=True)
     start = time.monotonic()
 
     class SeededCalibration(CalibrationDataReader):
@@ -225,9 +259,13 @@ def export_int8(name, out, stamp):
             return next(self.batches, None)
 
     onnx_path = out / f"{name}.onnx"
+    # Without VNNI, ONNX Runtime's own advice: weights of 7 bits (reduce_range), which its
+    # saturating int16 pair sums cannot clip, so its outputs stay the exact oracle the int8 model
+    # tests compare with (see host_has_vnni).
     write_atomically(onnx_path, lambda tmp: quantize_static(
         str(out / f"{base}.onnx"), tmp, SeededCalibration(), quant_format=QuantFormat.QDQ,
-        per_channel=True, activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8))
+        per_channel=True, activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
+        reduce_range=not host_has_vnni()))
     graph = onnx.load(str(onnx_path)).graph
     producer = {o: node for node in graph.node for o in node.output}[graph.output[0].name]
     if producer.op_type != "DequantizeLinear":
@@ -247,8 +285,186 @@ def export_int8(name, out, stamp):
     outputs = [run_onnxruntime(onnx_path, {INPUT_NAME: inputs[i:i + 1]})[0]
                for i in range(INT8_CHECK_INPUTS)]
     save_npz(out / f"{name}.checks.npz", {"output_0": np.concatenate(outputs)})
-    write_atomically(stamp_path, lambda tmp: Path(tmp).write_text(stamp))
-    print(f"{name}: quantized and checked in {time.monotonic() - start:.1f} s")
+    finish(name, out, stamp, "quantized and checked", start)
+
+
+def recurrent_model(name):
+    """The module and its seeded example inputs {name: array} (random weights, seed 0)."""
+    import numpy as np
+    import torch
+
+    torch.manual_seed(SEED)
+    rng = np.random.RandomState(SEED)
+    nn = torch.nn
+
+    class LstmClassifier(nn.Module):
+        """Two stacked LSTM layers over a (batch, 32, 40) feature sequence, the last step's
+        hidden state classified into 10 classes."""
+
+        def __init__(self):
+            super().__init__()
+            self.lstm = nn.LSTM(40, 128, num_layers=2, batch_first=True)
+            self.head = nn.Linear(128, 10)
+
+        def forward(self, x):
+            y, _ = self.lstm(x)
+            return self.head(y[:, -1])
+
+    class GruSpeech(nn.Module):
+        """A speech encoder: Conv1d features over 100 frames of 40 mel bins, a bidirectional
+        GRU, per-frame log-probabilities over 29 characters."""
+
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv1d(40, 64, 5, padding=2)
+            self.gru = nn.GRU(64, 96, bidirectional=True)
+            self.head = nn.Linear(192, 29)
+
+        def forward(self, x):
+            features = torch.relu(self.conv(x)).permute(2, 0, 1)  # (T, N, C)
+            y, _ = self.gru(features)
+            return torch.log_softmax(self.head(y), dim=-1)
+
+    class GruDecoderStep(nn.Module):
+        """One step of a seq2seq decoder: embed the previous token, attend over 20 encoder
+        states, one GRU step, logits over a 1000-word vocabulary and the new hidden state."""
+
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(1000, 128)
+            self.gru = nn.GRU(128 + 256, 256)
+            self.out = nn.Linear(256, 1000)
+
+        def forward(self, token, hidden, encoder):
+            e = self.embed(token)  # (1, N, 128)
+            scores = torch.softmax(torch.einsum("nh,nth->nt", hidden[0], encoder), dim=-1)
+            context = torch.einsum("nt,nth->nh", scores, encoder)
+            y, h = self.gru(torch.cat([e, context.unsqueeze(0)], dim=-1), hidden)
+            return self.out(y[0]), h
+
+    if name == "lstm_classifier":
+        return LstmClassifier(), {"input": rng.standard_normal((1, 32, 40)).astype(np.float32)}
+    if name == "gru_speech":
+        return GruSpeech(), {"input": rng.standard_normal((1, 40, 100)).astype(np.float32)}
+    return GruDecoderStep(), {
+        "token": rng.randint(0, 1000, (1, 1)).astype(np.int64),
+        "hidden": rng.standard_normal((1, 1, 256)).astype(np.float32),
+        "encoder": rng.standard_normal((1, 20, 256)).astype(np.float32)}
+
+
+def export_recurrent(name, out, stamp):
+    import torch
+
+    if cached(name, out, stamp):
+        return
+    start = time.monotonic()
+    model, feeds = recurrent_model(name)
+    model.eval()
+    onnx_path = out / f"{name}.onnx"
+    args = tuple(torch.from_numpy(v) for v in feeds.values())
+    write_atomically(onnx_path, lambda tmp: torch.onnx.export(
+        model, args, tmp, opset_version=OPSET, input_names=list(feeds),
+        output_names=["output", "state"][:2 if name == "gru_decoder_step" else 1]))
+    outputs = run_onnxruntime(onnx_path, feeds)
+    save_npz(out / f"{name}.input.npz", feeds)
+    save_npz(out / f"{name}.expected.npz", {f"output_{i}": o for i, o in enumerate(outputs)})
+    finish(name, out, stamp, "exported", start)
+
+
+def bert_model():
+    """A 4-layer encoder (hidden 256, 4 heads, vocabulary 1000) in Hugging Face BERT's form, and
+    its inputs: 32 tokens, the last 7 padding, two segments."""
+    import math
+
+    import numpy as np
+    import torch
+
+    torch.manual_seed(SEED)
+    nn = torch.nn
+
+    class SelfAttention(nn.Module):
+        def __init__(self, hidden, heads):
+            super().__init__()
+            self.heads, self.size = heads, hidden // heads
+            self.q, self.k, self.v = (nn.Linear(hidden, hidden) for _ in range(3))
+
+        def split(self, x):
+            return x.view(x.shape[0], x.shape[1], self.heads, self.size).permute(0, 2, 1, 3)
+
+        def forward(self, x, mask):
+            q, k, v = self.split(self.q(x)), self.split(self.k(x)), self.split(self.v(x))
+            scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.size) + mask
+            context = torch.matmul(torch.softmax(scores, dim=-1), v).permute(0, 2, 1, 3)
+            return context.contiguous().view(x.shape[0], x.shape[1], -1)
+
+    class Layer(nn.Module):
+        def __init__(self, hidden, heads):
+            super().__init__()
+            self.attention = SelfAttention(hidden, heads)
+            self.attention_out = nn.Linear(hidden, hidden)
+            self.norm1 = nn.LayerNorm(hidden, eps=1e-12)
+            self.up, self.down = nn.Linear(hidden, 4 * hidden), nn.Linear(4 * hidden, hidden)
+            self.norm2 = nn.LayerNorm(hidden, eps=1e-12)
+
+        def forward(self, x, mask):
+            a = self.norm1(self.attention_out(self.attention(x, mask)) + x)
+            return self.norm2(self.down(torch.nn.functional.gelu(self.up(a))) + a)
+
+    class Bert(nn.Module):
+        def __init__(self, vocab=1000, hidden=256, heads=4, layers=4, positions=128):
+            super().__init__()
+            self.word, self.position = nn.Embedding(vocab, hidden), nn.Embedding(positions, hidden)
+            self.segment = nn.Embedding(2, hidden)
+            self.norm = nn.LayerNorm(hidden, eps=1e-12)
+            self.layers = nn.ModuleList([Layer(hidden, heads) for _ in range(layers)])
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            positions = torch.arange(input_ids.shape[1]).unsqueeze(0)
+            x = self.norm(self.word(input_ids) + self.position(positions) +
+                          self.segment(token_type_ids))
+            mask = (1.0 - attention_mask[:, None, None, :].float()) * -10000.0
+            for layer in self.layers:
+                x = layer(x, mask)
+            return x
+
+    rng = np.random.RandomState(SEED)
+    mask = np.ones((1, 32), np.int64)
+    mask[0, 25:] = 0
+    segments = np.zeros((1, 32), np.int64)
+    segments[0, 16:] = 1
+    return Bert(), {"input_ids": rng.randint(0, 1000, (1, 32)).astype(np.int64),
+                    "attention_mask": mask, "token_type_ids": segments}
+
+
+def export_transformer(name, out, stamp):
+    import torch
+    from onnxruntime.transformers import optimizer
+
+    if cached(name, out, stamp):
+        return
+    start = time.monotonic()
+    model, feeds = bert_model()
+    model.eval()
+    plain = out / f"{name}.unoptimized.onnx"
+    args = tuple(torch.from_numpy(v) for v in feeds.values())
+    write_atomically(plain, lambda tmp: torch.onnx.export(
+        model, args, tmp, opset_version=OPSET, input_names=list(feeds), output_names=["output"]))
+    optimized = optimizer.optimize_model(str(plain), model_type="bert", num_heads=4,
+                                         hidden_size=256, opt_level=0)
+    fused = {n.op_type for n in optimized.model.graph.node}
+    if not {"Attention", "SkipLayerNormalization", "EmbedLayerNormalization"} <= fused:
+        raise SystemExit(f"export_models: the transformer optimizer fused only {sorted(fused)}")
+    write_atomically(out / f"{name}.onnx", lambda tmp: optimized.save_model_to_file(tmp))
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    session = ort.InferenceSession(str(plain), options, providers=["CPUExecutionProvider"])
+    save_npz(out / f"{name}.input.npz", feeds)
+    save_npz(out / f"{name}.expected.npz",
+             {f"output_{i}": o for i, o in enumerate(session.run(None, feeds))})
+    finish(name, out, stamp, "exported and optimized", start)
 
 
 def export_one(name, out, stamp):
@@ -257,11 +473,12 @@ def export_one(name, out, stamp):
 
     if name in INT8_MODELS:
         return export_int8(name, out, stamp)
-    stamp_path = out / f"{name}.stamp"
-    if stamp_path.exists() and stamp_path.read_text() == stamp:
-        print(f"{name}: cached")
+    if name in RECURRENT_MODELS:
+        return export_recurrent(name, out, stamp)
+    if name in TRANSFORMER_MODELS:
+        return export_transformer(name, out, stamp)
+    if cached(name, out, stamp):
         return
-    stamp_path.unlink(missing_ok=True)
     start = time.monotonic()
     onnx_path = out / f"{name}.onnx"
     export_onnx(build_model(name), onnx_path)
@@ -277,8 +494,7 @@ def export_one(name, out, stamp):
             raise SystemExit(f"export_models: output {i} of {name} is all zero or not finite")
     save_npz(out / f"{name}.input.npz", feeds)
     save_npz(out / f"{name}.expected.npz", {f"output_{i}": o for i, o in enumerate(outputs)})
-    write_atomically(stamp_path, lambda tmp: Path(tmp).write_text(stamp))
-    print(f"{name}: exported in {time.monotonic() - start:.1f} s")
+    finish(name, out, stamp, "exported", start)
 
 
 def main():

@@ -84,7 +84,7 @@ TEST(QnnCompute, DequantizeMatchesTheReferenceBitExact) {
   }
 }
 
-TEST(QnnCompute, AddMatchesTheReferenceBitExact) {
+TEST(QnnCompute, AddAndMulMatchTheReferenceBitExact) {
   struct Params {
     double ls, rs, os;
     int64_t lz, rz, oz;
@@ -92,25 +92,27 @@ TEST(QnnCompute, AddMatchesTheReferenceBitExact) {
                 {0.04627375, 0.04824121, 0.03351506, 135, 121, 0},
                 {0.5, 0.001, 0.02, 0, 255, 255}};
   uint64_t seed = 200;
-  for (DataType t : {DataType::uint8(), DataType::int8()}) {
-    for (const Params& p : params) {
-      auto zp = [&](int64_t z) { return t.is_int() ? z - 128 : z; };
-      ir::Attrs a = attrs("qnn.add", {{"lhs_scale", p.ls},
-                                      {"lhs_zero_point", zp(p.lz)},
-                                      {"rhs_scale", p.rs},
-                                      {"rhs_zero_point", zp(p.rz)},
-                                      {"out_scale", p.os},
-                                      {"out_zero_point", zp(p.oz)}});
-      double lo = t.is_int() ? -128 : 0, hi = t.is_int() ? 127 : 255;
-      check_op("qnn.add",
-               {random_tensor({2, 3, 7, 5}, t, ++seed, lo, hi),
-                random_tensor({2, 3, 7, 5}, t, ++seed, lo, hi)},
-               a, kExact);
-      // Broadcasting: one value per channel against the whole tensor.
-      check_op("qnn.add",
-               {random_tensor({1, 3, 1, 1}, t, ++seed, lo, hi),
-                random_tensor({2, 3, 4, 4}, t, ++seed, lo, hi)},
-               a, kExact);
+  for (const char* op : {"qnn.add", "qnn.mul"}) {
+    for (DataType t : {DataType::uint8(), DataType::int8()}) {
+      for (const Params& p : params) {
+        auto zp = [&](int64_t z) { return t.is_int() ? z - 128 : z; };
+        ir::Attrs a = attrs(op, {{"lhs_scale", p.ls},
+                                 {"lhs_zero_point", zp(p.lz)},
+                                 {"rhs_scale", p.rs},
+                                 {"rhs_zero_point", zp(p.rz)},
+                                 {"out_scale", p.os},
+                                 {"out_zero_point", zp(p.oz)}});
+        double lo = t.is_int() ? -128 : 0, hi = t.is_int() ? 127 : 255;
+        check_op(op,
+                 {random_tensor({2, 3, 7, 5}, t, ++seed, lo, hi),
+                  random_tensor({2, 3, 7, 5}, t, ++seed, lo, hi)},
+                 a, kExact);
+        // Broadcasting: one value per channel against the whole tensor.
+        check_op(op,
+                 {random_tensor({1, 3, 1, 1}, t, ++seed, lo, hi),
+                  random_tensor({2, 3, 4, 4}, t, ++seed, lo, hi)},
+                 a, kExact);
+      }
     }
   }
 }

@@ -137,6 +137,30 @@ def @main(%a: Tensor[(1, 4), int8], %b: Tensor[(1, 4), uint8]) {
   EXPECT_EQ(count_calls(fake_quantization_to_integer(mixed), "qnn.add"), 0);
 }
 
+TEST(FakeQuantizationToInteger, SiluMultiplyBecomesQnnMul) {
+  // x * sigmoid(x) as a QDQ SiLU writes it, and a squeeze-and-excitation gate broadcast over
+  // the channels: both multiplies become qnn.mul, relu after one folds into its bounds.
+  ir::IRModule before = parse(R"(
+def @main(%a: Tensor[(1, 4, 3, 3), uint8], %g: Tensor[(1, 4, 1, 1), uint8]) {
+  %0 = qnn.dequantize(%a, 0.05f, 128u8);
+  %1 = sigmoid(%0);
+  %2 = qnn.quantize(%1, 0.0039f, 0u8);
+  %3 = qnn.dequantize(%2, 0.0039f, 0u8);
+  %4 = multiply(%0, %3);
+  %5 = qnn.quantize(%4, 0.03f, 20u8);
+  %6 = qnn.dequantize(%g, 0.004f, 3u8);
+  %7 = multiply(%0, %6);
+  %8 = nn.relu(%7);
+  %9 = qnn.quantize(%8, 0.01f, 10u8);
+  (%5, %9)
+}
+)");
+  ir::IRModule after = fake_quantization_to_integer(before);
+  EXPECT_EQ(count_calls(after, "qnn.mul"), 2) << testing::print(after);
+  EXPECT_EQ(count_calls(after, "multiply"), 0) << testing::print(after);
+  expect_within_steps(before, after, 1);
+}
+
 TEST(FakeQuantizationToInteger, DenseAndMatmulBecomeQnnDense) {
   ir::IRModule dense = with_weights(
       R"(

@@ -257,6 +257,9 @@ std::string FunctionEmitter::print_math(const CallNode* call, const std::string&
     result = paren(one + " / sqrt" + suffix + "(" + args[0] + ")");
   } else if (call->op == "sigmoid") {
     result = paren(one + " / (" + one + " + exp" + suffix + "(-" + args[0] + "))");
+  } else if (call->op == "mul_unfused") {
+    // The generated C is compiled as ISO C99, which does not contract a * b + c.
+    result = paren(args[0] + " * " + args[1]);
   } else if (call->op == "round") {
     // nearbyint rounds halfway cases to even in the default rounding mode (round() would not).
     result = "nearbyint" + suffix + "(" + args[0] + ")";

@@ -279,6 +279,12 @@ llvm::Value* CodeGenLLVM::emit_float_math(const std::string& op, DataType t,
   if (op == "trunc") return intrinsic(llvm::Intrinsic::trunc);
   if (op == "round") return intrinsic(llvm::Intrinsic::roundeven);
   if (op == "fma") return intrinsic(llvm::Intrinsic::fma);
+  if (op == "mul_unfused") {
+    // An arithmetic fence: no later fadd may absorb the product into an fma, whatever the
+    // optimizer does to the instructions' contract flags.
+    llvm::Value* product = builder_.CreateFMul(args[0], args[1]);
+    return builder_.CreateArithmeticFence(product, product->getType());
+  }
   if (op == "copysign") return intrinsic(llvm::Intrinsic::copysign);
   if (op == "pow") return intrinsic(llvm::Intrinsic::pow);
   if (op == "sin") return intrinsic(llvm::Intrinsic::sin);

@@ -16,6 +16,8 @@ void register_all_converters(ConverterTable& table) {
   register_reduce_converters(table);
   register_norm_converters(table);
   register_quantize_converters(table);
+  register_rnn_converters(table);
+  register_contrib_transformer_converters(table);
 }
 
 namespace {

@@ -269,6 +269,9 @@ std::vector<Expr> convert_softmax_cross_entropy(ConvertContext& ctx) {
 void register_norm_converters(ConverterTable& table) {
   table.add("BatchNormalization", 1, convert_batch_norm);
   table.add("InstanceNormalization", 1, convert_instance_norm);
+  // ONNX Runtime registers LayerNormalization at every opset (its transformer optimizer writes
+  // it into opset-13 models); the standard op arrived in 17 with the same semantics.
+  table.add("LayerNormalization", 1, convert_layer_norm);
   table.add("LayerNormalization", 17, convert_layer_norm);
   table.add("GroupNormalization", 18, convert_group_norm(false));
   table.add("GroupNormalization", 21, convert_group_norm(true));

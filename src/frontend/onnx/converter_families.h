@@ -15,6 +15,9 @@ void register_nn_converters(ConverterTable& table);  // Conv, pooling, normaliza
 void register_tensor_converters(ConverterTable& table);  // shapes, slicing, gathering, layout
 void register_reduce_converters(ConverterTable& table);  // Reduce*, ArgMax, ArgMin
 void register_norm_converters(ConverterTable& table);    // normalization, Softmax family, Dropout
+void register_rnn_converters(ConverterTable& table);  // RNN, GRU, LSTM
+void register_contrib_transformer_converters(
+    ConverterTable& table);  // com.microsoft Attention, SkipLayerNormalization, FastGelu, ...
 void register_quantize_converters(
     ConverterTable& table);  // QDQ, QLinear*, DynamicQuantizeLinear, com.microsoft Q ops
 

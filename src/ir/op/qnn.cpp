@@ -215,11 +215,15 @@ Type qnn_depthwise_nchwc_relation(const RelationArgs& args) {
   return blocked_int8_output(args, d, w, d[1], d[4]);
 }
 
-Type qnn_add_relation(const RelationArgs& args) {
-  const auto& a = args.attrs_as<QnnAddAttrs>();
+// qnn.add and qnn.mul: two 8-bit tensors of one type, broadcast.
+Type qnn_binary_relation(const RelationArgs& args) {
+  const auto& a = args.attrs_as<QnnBinaryAttrs>();
   DataType lhs = relation::tensor_any_rank(args, 0).dtype;
   if (lhs != DataType::uint8() && lhs != DataType::int8())
     throw_error(args.arg_name(0), " must be uint8 or int8, got ", type_to_string(args.inputs[0]));
+  if (relation::tensor_any_rank(args, 1).dtype != lhs)
+    throw_error(args.arg_name(1), " must be ", lhs.to_string(), " as ", args.arg_name(0), ", got ",
+                type_to_string(args.inputs[1]));
   for (double scale : {a.lhs_scale, a.rhs_scale, a.out_scale})
     if (!(scale > 0) || std::isinf(scale))
       throw_error("scales must be positive and finite, got ", scale);
@@ -246,10 +250,18 @@ void register_qnn_ops(OpTable& table) {
   table.add("qnn.add")
       .describe(
           "lhs + rhs of per-tensor quantized 8-bit tensors, rescaled to the output's "
-          "scale and zero point (QnnAddAttrs)")
+          "scale and zero point (QnnBinaryAttrs)")
       .inputs({"lhs", "rhs"})
-      .attrs<QnnAddAttrs>()
-      .type_relation(qnn_add_relation)
+      .attrs<QnnBinaryAttrs>()
+      .type_relation(qnn_binary_relation)
+      .fusion_pattern(OpPattern::Broadcast);
+  table.add("qnn.mul")
+      .describe(
+          "lhs * rhs of per-tensor quantized 8-bit tensors, the integer product rescaled to the "
+          "output's scale and zero point (QnnBinaryAttrs)")
+      .inputs({"lhs", "rhs"})
+      .attrs<QnnBinaryAttrs>()
+      .type_relation(qnn_binary_relation)
       .fusion_pattern(OpPattern::Broadcast);
   table.add("qnn.contrib_conv2d_NCHWc")
       .describe(

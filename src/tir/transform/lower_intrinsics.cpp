@@ -12,7 +12,8 @@
 //   FloatMath: exp, exp2, log, log2, log10, sqrt, tanh, sigmoid (1 / (1 + exp(-x))),
 //     erf, sin, cos, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh,
 //     fabs, floor, ceil, round (to nearest, ties to even: C's nearbyint /
-//     LLVM's roundeven, not C's round), trunc, pow, atan2, fmod, copysign, fma;
+//     LLVM's roundeven, not C's round), trunc, pow, atan2, fmod, copysign, fma,
+//     mul_unfused (a product no later add may fuse with);
 //   FloatTest: isnan, isinf (bool result with the argument's lanes);
 //   Builtin: likely (the condition itself, optionally a branch hint),
 //     if_then_else (scalar condition; only the side taken is evaluated; the

@@ -24,12 +24,12 @@ struct QuantizeAttrs : AttrsBase<QuantizeAttrs> {
   }
 };
 
-// qnn.add: lhs + rhs of two per-tensor quantized 8-bit tensors, requantized to
-// out_scale / out_zero_point. Computed as integer runtimes do (XNNPACK, ONNX
-// Runtime's QLinearAdd on x86) rather than as dequantize-add-quantize: each
-// input rescaled straight into the output's units, see qnn_add_terms.
-struct QnnAddAttrs : AttrsBase<QnnAddAttrs> {
-  static constexpr const char* kTypeKey = "qnn.AddAttrs";
+// qnn.add and qnn.mul: lhs + rhs and lhs * rhs of two per-tensor quantized 8-bit tensors,
+// requantized to out_scale / out_zero_point. Computed as integer runtimes do (XNNPACK, ONNX
+// Runtime's QLinearAdd and QLinearMul on x86) rather than as dequantize-op-quantize: the
+// inputs rescaled straight into the output's units, see qnn_add_terms and qnn_mul_terms.
+struct QnnBinaryAttrs : AttrsBase<QnnBinaryAttrs> {
+  static constexpr const char* kTypeKey = "qnn.BinaryAttrs";
   double lhs_scale = 1;
   int64_t lhs_zero_point = 0;
   double rhs_scale = 1;
@@ -55,7 +55,7 @@ struct QnnAddAttrs : AttrsBase<QnnAddAttrs> {
 struct QnnAddTerms {
   float lhs_ratio, rhs_ratio, offset;
 };
-inline QnnAddTerms qnn_add_terms(const QnnAddAttrs& a) {
+inline QnnAddTerms qnn_add_terms(const QnnBinaryAttrs& a) {
   const float out_scale = float(a.out_scale);
   const float lhs_ratio = float(a.lhs_scale) / out_scale;
   const float rhs_ratio = float(a.rhs_scale) / out_scale;
@@ -64,6 +64,18 @@ inline QnnAddTerms qnn_add_terms(const QnnAddAttrs& a) {
   const float zero_points =
       std::fma(lhs_ratio, float(a.lhs_zero_point), rhs_ratio * float(a.rhs_zero_point));
   return {lhs_ratio, rhs_ratio, float(a.out_zero_point) - zero_points};
+}
+
+// The float32 terms of qnn.mul: out = saturate(round_half_even(float((lhs - lhs_zero_point) *
+// (rhs - rhs_zero_point)) * ratio + out_zero_point)), the integer product exact and the
+// multiply rounded before the add (never fused into one multiply-add), with ratio =
+// lhs_scale * rhs_scale / out_scale in float32: ONNX Runtime's QLinearMul on x86.
+struct QnnMulTerms {
+  float ratio, offset;
+};
+inline QnnMulTerms qnn_mul_terms(const QnnBinaryAttrs& a) {
+  const float ratio = float(a.lhs_scale) * float(a.rhs_scale) / float(a.out_scale);
+  return {ratio, float(a.out_zero_point)};
 }
 
 }  // namespace anvil::ir
