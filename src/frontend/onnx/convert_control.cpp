@@ -18,6 +18,7 @@ void register_all_converters(ConverterTable& table) {
   register_quantize_converters(table);
   register_rnn_converters(table);
   register_contrib_transformer_converters(table);
+  register_training_converters(table);
 }
 
 namespace {

@@ -3,6 +3,7 @@
 // the dims they read are static, which lets Shape -> Gather -> Reshape
 // chains become static reshapes.
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <numeric>
 
@@ -93,6 +94,42 @@ std::vector<Expr> convert_range(ConvertContext& ctx) {
                          : ctx.input(i));
   }
   return {ctx.op("range", bounds)};
+}
+
+// ---------------------------------------------------------------- window functions
+
+// HannWindow, HammingWindow, BlackmanWindow: w[n] = a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N)
+// for n in [0, size), N = size (periodic, the default) or size - 1 (symmetric), computed in
+// float32 and cast to output_datatype.
+ConverterFn window(double a0, double a1, double a2) {
+  return [a0, a1, a2](ConvertContext& ctx) -> std::vector<Expr> {
+    DataType out =
+        onnx_dtype(int32_t(ctx.attr_int("output_datatype", 1)), "attribute 'output_datatype'");
+    const DataType f = DataType::float32();
+    Expr size =
+        ctx.op("cast", {ctx.op("reshape", {ctx.input(0)}, {{"newshape", std::vector<int64_t>{}}})},
+               {{"dtype", DataType::int64()}});
+    auto constant = [&](double v, DataType t) {
+      Tensor c = Tensor::empty({}, t);
+      c.set_from_double(0, v);
+      return ctx.constant(c);
+    };
+    Expr n = ctx.op(
+        "cast",
+        {ctx.op("range", {constant(0, DataType::int64()), size, constant(1, DataType::int64())})},
+        {{"dtype", f}});
+    Expr period = ctx.op("cast", {size}, {{"dtype", f}});
+    if (ctx.attr_int("periodic", 1) == 0) period = ctx.op("subtract", {period, constant(1, f)});
+    Expr angle = ctx.op("divide", {ctx.op("multiply", {n, constant(2 * M_PI, f)}), period});
+    Expr w = ctx.op("subtract", {constant(a0, f),
+                                 ctx.op("multiply", {constant(a1, f), ctx.op("cos", {angle})})});
+    if (a2 != 0)
+      w = ctx.op(
+          "add",
+          {w, ctx.op("multiply", {constant(a2, f),
+                                  ctx.op("cos", {ctx.op("multiply", {angle, constant(2, f)})})})});
+    return {ctx.op("cast", {w}, {{"dtype", out}})};
+  };
 }
 
 // ---------------------------------------------------------------- EyeLike
@@ -222,6 +259,9 @@ void register_shape_converters(ConverterTable& table) {
   table.add("ConstantOfShape", 9, convert_constant_of_shape);
   table.add("Range", 11, convert_range);
   table.add("EyeLike", 9, convert_eye_like);
+  table.add("HannWindow", 17, window(0.5, 0.5, 0));
+  table.add("HammingWindow", 17, window(25.0 / 46.0, 21.0 / 46.0, 0));
+  table.add("BlackmanWindow", 17, window(0.42, 0.5, 0.08));
   table.add("CenterCropPad", 18, convert_center_crop_pad);
 }
 

@@ -16,6 +16,7 @@ void register_tensor_converters(ConverterTable& table);  // shapes, slicing, gat
 void register_reduce_converters(ConverterTable& table);  // Reduce*, ArgMax, ArgMin
 void register_norm_converters(ConverterTable& table);    // normalization, Softmax family, Dropout
 void register_rnn_converters(ConverterTable& table);  // RNN, GRU, LSTM
+void register_training_converters(ConverterTable& table);  // Adagrad, Momentum, Adam
 void register_contrib_transformer_converters(
     ConverterTable& table);  // com.microsoft Attention, SkipLayerNormalization, FastGelu, ...
 void register_quantize_converters(
