@@ -135,8 +135,8 @@ class Unroller {
       bool reverse = direction == "reverse" || d == 1;
       State s = run_direction(d, reverse);
       ys.push_back(expand(s.y, 1));  // (T, 1, B, H)
-      hs.push_back(expand(s.h, 0));  // (1, B, H)
-      cs.push_back(s.c ? expand(s.c, 0) : Expr());
+      hs.push_back(s.h);             // (1, B, H)
+      cs.push_back(s.c);
     }
     Expr y = concat(ys, 1), y_h = concat(hs, 0);
     Expr y_c = cell_ == Cell::kLstm ? concat(cs, 0) : Expr();
@@ -218,9 +218,9 @@ class Unroller {
     return ctx_.op("nn.softplus", {x});
   }
 
-  // Columns [gate * H, (gate + count) * H) of a (batch, gates x H) value.
+  // Columns [gate * H, (gate + count) * H) of a (1, batch, gates x H) value.
   Expr gates(const Expr& e, int64_t gate, int64_t count = 1) {
-    return slice(e, 1, gate * hidden_, (gate + count) * hidden_);
+    return slice(e, 2, gate * hidden_, (gate + count) * hidden_);
   }
 
   State run_direction(int64_t d, bool reverse) {
@@ -254,12 +254,19 @@ class Unroller {
     Expr projection = dense(x, w);  // (T, B, G * H)
     if (bias) projection = add(projection, bias);
 
-    auto step_input = [&](int64_t t) { return squeeze(slice(projection, 0, t, t + 1), 0); };
-    Expr h =
-        ctx_.has_input(5) ? direction_of(5, d) : ctx_.op("zeros_like", {gates(step_input(0), 0)});
+    // The steps' slices of the projection, (1, B, G * H) each, from one split; the state is
+    // (1, B, H) throughout, so no step needs a kernel of its own to drop the leading axis.
+    Expr parts = steps_ > 1
+                     ? ctx_.op("split", {projection}, {{"sections", steps_}, {"axis", int64_t(0)}})
+                     : Expr();
+    auto step_input = [&](int64_t t) {
+      return steps_ > 1 ? tensor::tuple_item(ctx_, parts, int(t)) : projection;
+    };
+    Expr h = ctx_.has_input(5) ? expand(direction_of(5, d), 0)
+                               : ctx_.op("zeros_like", {gates(step_input(0), 0)});
     Expr c;
     if (cell_ == Cell::kLstm)
-      c = ctx_.has_input(6) ? direction_of(6, d) : ctx_.op("zeros_like", {h});
+      c = ctx_.has_input(6) ? expand(direction_of(6, d), 0) : ctx_.op("zeros_like", {h});
     Expr peep_i, peep_o, peep_f;
     if (cell_ == Cell::kLstm && ctx_.has_input(7)) {
       Expr p = direction_of(7, d);
@@ -303,7 +310,8 @@ class Unroller {
       }
       if (lengths_) {
         // Rows whose sequence has ended keep their state and output zeros.
-        Expr live = expand(ctx_.op("less", {tensor::int64_scalar(ctx_, t), lengths_}), 1);
+        Expr live =
+            expand(expand(ctx_.op("less", {tensor::int64_scalar(ctx_, t), lengths_}), 1), 0);
         outputs[size_t(t)] = ctx_.op("where", {live, h_next, scalar(0)});
         h_next = ctx_.op("where", {live, h_next, h});
         if (c_next) c_next = ctx_.op("where", {live, c_next, c});
@@ -313,9 +321,7 @@ class Unroller {
       h = h_next;
       if (c_next) c = c_next;
     }
-    std::vector<Expr> expanded;
-    for (const Expr& o : outputs) expanded.push_back(expand(o, 0));
-    Expr y = concat(expanded, 0);  // (T, B, H)
+    Expr y = concat(outputs, 0);  // (T, B, H)
     if (reverse_rows)
       y = ctx_.op("reverse_sequence", {y, lengths_},
                   {{"seq_axis", int64_t(0)}, {"batch_axis", int64_t(1)}});
