@@ -48,11 +48,37 @@ std::vector<int64_t> trailing_axes(int64_t first, int64_t rank) {
 
 // ---------------------------------------------------------------- batch and instance norm
 
+// BatchNormalization-14/15 with training_mode=1: normalized by the batch's own mean and
+// (population) variance over every axis but the channels; outputs 1 and 2 are the running
+// statistics moved toward them, momentum * running + (1 - momentum) * batch.
+std::vector<Expr> batch_norm_training(ConvertContext& ctx) {
+  const TensorTypeNode& x_type = ctx.input_tensor(0);
+  std::vector<int64_t> axes;
+  for (int64_t a = 0; a < x_type.ndim(); ++a)
+    if (a != 1) axes.push_back(a);
+  const Expr& x = ctx.input(0);
+  Expr mean = ctx.op("mean", {x}, {{"axis", axes}, {"keepdims", true}});
+  Expr variance = ctx.op("variance", {x, mean}, {{"axis", axes}, {"keepdims", true}});
+  auto per_channel = [&](const Expr& e) {
+    return ctx.op("reshape", {e}, {{"newshape", std::vector<int64_t>{-1}}});
+  };
+  Expr batch_mean = per_channel(mean), batch_var = per_channel(variance);
+  Expr bn = ctx.op("nn.batch_norm", {x, ctx.input(1), ctx.input(2), batch_mean, batch_var},
+                   {{"axis", int64_t(1)}, {"epsilon", ctx.attr_float("epsilon", 1e-5)}});
+  const double momentum = ctx.attr_float("momentum", 0.9);
+  auto moved = [&](size_t running, const Expr& batch) {
+    return ctx.op(
+        "add", {ctx.op("multiply", {ctx.input(running), filled(ctx, {}, x_type.dtype, momentum)}),
+                ctx.op("multiply", {batch, filled(ctx, {}, x_type.dtype, 1 - momentum)})});
+  };
+  return {tuple_item(ctx, bn, 0), moved(3, batch_mean), moved(4, batch_var)};
+}
+
 std::vector<Expr> convert_batch_norm(ConvertContext& ctx) {
-  if (ctx.attr_int("training_mode", 0) != 0)
-    ctx.fail(
-        "training_mode=1 (normalizing by batch statistics) is not supported; "
-        "only inference with the running statistics is");
+  if (ctx.attr_int("training_mode", 0) != 0) {
+    if (ctx.opset() < 14) ctx.fail("training_mode exists from opset 14 on");
+    return batch_norm_training(ctx);
+  }
   if (ctx.opset() < 9 && ctx.attr_int("spatial", 1) == 0)
     ctx.fail("spatial=0 (statistics per activation rather than per channel) is not supported");
   // Before opset 14 the extra outputs exist only in training; from 14 only with training_mode.
