@@ -68,10 +68,18 @@ save('dropout_v7_mask', [helper.make_node('Dropout', ['x'], ['y', 'mask'], ratio
 save('dropout_training', [const('mode', helper.make_tensor('mode', TensorProto.BOOL, [], [True])),
                           helper.make_node('Dropout', ['x', '', 'mode'], ['y'])],
      [f('x', [2, 3])], [f('y', [2, 3])])
+# BatchNormalization-15 in training mode: the batch's own statistics, and the running ones
+# moved toward them by momentum.
 save('batch_norm_training',
-     [helper.make_node('BatchNormalization', ['x', 's', 'b', 'm', 'v'], ['y', 'rm', 'rv'], training_mode=1)],
-     [f('x', [2, 3]), f('s', [3]), f('b', [3]), f('m', [3]), f('v', [3])],
-     [f('y', [2, 3]), f('rm', [3]), f('rv', [3])], opset=15)
+     [helper.make_node('BatchNormalization', ['x', 's', 'b', 'm', 'v'], ['y', 'rm', 'rv'],
+                       training_mode=1, momentum=0.8)],
+     [f('x', [4, 3]), f('s', [3]), f('b', [3]), f('m', [3]), f('v', [3])],
+     [f('y', [4, 3]), f('rm', [3]), f('rv', [3])], opset=15)
+bx, bs, bb, bm = (rng.standard_normal(shape).astype(np.float32) for shape in ((4, 3), 3, 3, 3))
+bv = rng.random(3).astype(np.float32) + 0.5
+values('batch_norm_training', x=bx, s=bs, b=bb, m=bm, v=bv,
+       y=(bx - bx.mean(0)) / np.sqrt(bx.var(0) + 1e-5) * bs + bb,
+       rm=0.8 * bm + 0.2 * bx.mean(0), rv=0.8 * bv + 0.2 * bx.var(0))
 
 # ReduceSum-13 with axes from a Constant node, from a graph input, and
 # noop_with_empty_axes with an axes input of unknown length.
@@ -187,11 +195,19 @@ TEST_F(OnnxNormImport, DropoutKeepsEverythingInInference) {
   EXPECT_EQ(reference::to_doubles(out[1]), std::vector<double>(6, 1.0));
 }
 
-TEST_F(OnnxNormImport, TrainingModeIsAClearError) {
+TEST_F(OnnxNormImport, TrainingModeDropoutIsAClearError) {
   EXPECT_NE(import_error(model("dropout_training")).find("(Dropout): training_mode=1"),
             std::string::npos);
-  std::string message = import_error(model("batch_norm_training"));
-  EXPECT_NE(message.find("(BatchNormalization): training_mode=1"), std::string::npos) << message;
+}
+
+TEST_F(OnnxNormImport, TrainingModeBatchNormUsesTheBatchStatistics) {
+  const char* name = "batch_norm_training";
+  std::vector<Tensor> out = run(model(name), {value(name, "x"), value(name, "s"), value(name, "b"),
+                                              value(name, "m"), value(name, "v")});
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_TRUE(close_to(out[0], value(name, "y")));
+  EXPECT_TRUE(close_to(out[1], value(name, "rm")));
+  EXPECT_TRUE(close_to(out[2], value(name, "rv")));
 }
 
 TEST_F(OnnxNormImport, AxesKnownAtImportGiveStaticReductions) {
