@@ -192,14 +192,20 @@ class FakeQuantizationRewriter : public detail::TypedMutator {
       acc =
           ir::call_op("nn.bias_add", {acc, channel_vector(bias_units, DataType::int32(), p, false)},
                       ir::make_op_attrs("nn.bias_add", {{"axis", p.channel_axis}}));
+    Expr result =
+        requantized(acc, channel_vector(multiplier, DataType::float32(), p, true), zy, out);
+    return clamped(result, bounds, out);
+  }
+
+  // An int32 accumulator into the output's type as QLinearConv requantizes it:
+  // round(float(acc) * multiplier) + zy, saturated.
+  static Expr requantized(const Expr& acc, const Expr& multiplier, double zy, DataType out) {
+    const DataType f32 = DataType::float32();
     Expr scaled = ir::call_op(
         "multiply",
-        {ir::call_op("cast", {acc}, ir::make_op_attrs("cast", {{"dtype", DataType::float32()}})),
-         channel_vector(multiplier, DataType::float32(), p, true)});
-    Expr result =
-        ir::call_op("qnn.quantize", {scaled, detail::scalar_constant(1.0, DataType::float32()),
-                                     detail::scalar_constant(zy, out)});
-    return clamped(result, bounds, out);
+        {ir::call_op("cast", {acc}, ir::make_op_attrs("cast", {{"dtype", f32}})), multiplier});
+    return ir::call_op("qnn.quantize", {scaled, detail::scalar_constant(1.0, f32),
+                                        detail::scalar_constant(zy, out)});
   }
 
   // The quantized value clipped to bounds where they are narrower than its type's.
@@ -255,11 +261,7 @@ class FakeQuantizationRewriter : public detail::TypedMutator {
     Expr centered = ir::call_op(
         "subtract", {sum, detail::scalar_constant(double(pixels * x->zero_point), i32)});
     const float multiplier = float(x->scale) / (float(sy) * float(pixels));
-    Expr scaled = ir::call_op(
-        "multiply", {ir::call_op("cast", {centered}, ir::make_op_attrs("cast", {{"dtype", f32}})),
-                     detail::scalar_constant(double(multiplier), f32)});
-    return ir::call_op("qnn.quantize", {scaled, detail::scalar_constant(1.0, f32),
-                                        detail::scalar_constant(zy, out)});
+    return requantized(centered, detail::scalar_constant(double(multiplier), f32), zy, out);
   }
 
   // A float product of a quantized activation and a constant quantized weight.

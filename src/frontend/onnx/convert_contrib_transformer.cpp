@@ -16,13 +16,9 @@ namespace {
 
 using ir::Expr;
 
-bool output_requested(const ConvertContext& ctx, int i) {
-  return i < ctx.node().output_size() && !ctx.node().output(i).empty();
-}
-
 void refuse_outputs(const ConvertContext& ctx, int from, const char* what) {
   for (int i = from; i < ctx.node().output_size(); ++i)
-    if (output_requested(ctx, i)) ctx.fail("output ", i, " (", what, ") is not supported");
+    if (ctx.output_requested(i)) ctx.fail("output ", i, " (", what, ") is not supported");
 }
 
 DataType float_input(const ConvertContext& ctx, size_t i) {
@@ -56,7 +52,7 @@ ConverterFn skip_layer_norm(bool simplified) {
     size_t bias_input = simplified ? 3 : 4;
     Expr beta = !simplified && ctx.has_input(3) ? ctx.input(3) : Expr();
     if (ctx.has_input(bias_input)) sum = add(ctx, sum, ctx.input(bias_input));
-    if (output_requested(ctx, 1) || output_requested(ctx, 2))
+    if (ctx.output_requested(1) || ctx.output_requested(2))
       ctx.fail("the mean and inverse standard deviation outputs are not supported");
     Expr y = normalized(ctx, sum, ctx.input(2), beta, ctx.attr_float("epsilon", 1e-12), simplified);
     return {y, Expr(), Expr(), sum};

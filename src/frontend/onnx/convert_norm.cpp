@@ -11,11 +11,6 @@ using namespace ir;
 
 namespace {
 
-// True when the node asks for output i (it is present and named).
-bool output_requested(const ConvertContext& ctx, int i) {
-  return i < ctx.node().output_size() && !ctx.node().output(i).empty();
-}
-
 // Field `index` of a tuple-valued expression; a folded tuple of constants
 // gives its constant directly, so later nodes can fold too.
 Expr tuple_item(ConvertContext& ctx, const Expr& tuple, int index) {
@@ -83,7 +78,7 @@ std::vector<Expr> convert_batch_norm(ConvertContext& ctx) {
     ctx.fail("spatial=0 (statistics per activation rather than per channel) is not supported");
   // Before opset 14 the extra outputs exist only in training; from 14 only with training_mode.
   for (int i = 1; i < ctx.node().output_size(); ++i)
-    if (output_requested(ctx, i))
+    if (ctx.output_requested(i))
       ctx.fail("output ", i, " ('", ctx.node().output(i),
                "') holds training statistics; only inference (output 0) is supported");
   Expr bn = ctx.op("nn.batch_norm",
@@ -111,7 +106,7 @@ std::vector<Expr> convert_layer_norm(ConvertContext& ctx) {
   double epsilon = ctx.attr_float("epsilon", 1e-5);
   DataType stash = onnx_dtype(int32_t(ctx.attr_int("stash_type", 1)), "attribute 'stash_type'");
   bool has_bias = ctx.has_input(2);
-  bool want_stats = output_requested(ctx, 1) || output_requested(ctx, 2);
+  bool want_stats = ctx.output_requested(1) || ctx.output_requested(2);
 
   auto is_feature_vector = [&](size_t i) {
     const TensorTypeNode& t = ctx.input_tensor(i);
@@ -248,7 +243,7 @@ std::vector<Expr> convert_dropout(ConvertContext& ctx) {
     ctx.fail("training_mode=1 drops elements at random; only inference is supported");
   Expr dropout = ctx.op("nn.dropout", {x}, {{"rate", ratio >= 0 && ratio < 1 ? ratio : 0.5}});
   std::vector<Expr> outputs = {tuple_item(ctx, dropout, 0)};
-  if (output_requested(ctx, 1)) {
+  if (ctx.output_requested(1)) {
     DataType mask_dtype = ctx.opset() >= 10 ? DataType::boolean() : dtype_of(ctx, 0);
     if (std::optional<std::vector<int64_t>> shape = ctx.input_tensor(0).static_shape()) {
       outputs.push_back(filled(ctx, *shape, mask_dtype, 1));

@@ -50,9 +50,7 @@ Expr column_major_indices(ConvertContext& ctx, Expr indices) {
 std::vector<Expr> convert_max_pool(ConvertContext& ctx) {
   size_t n = spatial_rank(ctx, 0);
   AttrList attrs = window_attrs(ctx, n);
-  const onnx::NodeProto& node = ctx.node();
-  bool wants_indices = node.output_size() > 1 && !node.output(1).empty();
-  if (!wants_indices) return {ctx.op(pool_op("max", n), {ctx.input(0)}, attrs)};
+  if (!ctx.output_requested(1)) return {ctx.op(pool_op("max", n), {ctx.input(0)}, attrs)};
   Expr both = ctx.op(pool_op("max", n) + "_with_argmax", {ctx.input(0)}, attrs);
   Expr values = ctx.typed(TupleGetItemNode::make(both, 0));
   Expr indices = ctx.typed(TupleGetItemNode::make(both, 1));

@@ -102,6 +102,7 @@ class Unroller {
     if (direction != "forward" && direction != "reverse" && direction != "bidirectional")
       ctx_.fail("direction '", direction, "' is not forward, reverse or bidirectional");
     const int64_t directions = direction == "bidirectional" ? 2 : 1;
+    directions_ = directions;
     layout_ = ctx_.attr_int("layout", 0);
     if (layout_ != 0 && layout_ != 1) ctx_.fail("layout must be 0 or 1, got ", layout_);
     if (ctx_.has_attr("clip")) {
@@ -224,9 +225,8 @@ class Unroller {
   }
 
   State run_direction(int64_t d, bool reverse) {
-    const Activation* act = &activations_[size_t(d) * (cell_ == Cell::kRnn   ? 1
-                                                       : cell_ == Cell::kGru ? 2
-                                                                             : 3)];
+    // The activations list one set per direction.
+    const Activation* act = &activations_[size_t(d) * (activations_.size() / size_t(directions_))];
     Expr w = direction_of(1, d), r = direction_of(2, d);
     // Both biases in the projection, except the GRU candidate's recurrent bias when the
     // reset gate applies after the linear map: r * (H R_h + Rb_h) keeps it inside.
@@ -331,7 +331,7 @@ class Unroller {
   ConvertContext& ctx_;
   Cell cell_;
   int64_t gates_;
-  int64_t layout_ = 0, steps_ = 0, hidden_ = 0;
+  int64_t directions_ = 1, layout_ = 0, steps_ = 0, hidden_ = 0;
   std::optional<double> clip_;
   bool input_forget_ = false, linear_before_reset_ = false;
   std::vector<Activation> activations_;

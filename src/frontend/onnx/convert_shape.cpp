@@ -7,6 +7,7 @@
 #include <limits>
 #include <numeric>
 
+#include "frontend/onnx/convert_nn.h"
 #include "frontend/onnx/convert_tensor.h"
 
 namespace anvil::frontend::onnx_import::tensor {
@@ -109,25 +110,24 @@ ConverterFn window(double a0, double a1, double a2) {
     Expr size =
         ctx.op("cast", {ctx.op("reshape", {ctx.input(0)}, {{"newshape", std::vector<int64_t>{}}})},
                {{"dtype", DataType::int64()}});
-    auto constant = [&](double v, DataType t) {
-      Tensor c = Tensor::empty({}, t);
-      c.set_from_double(0, v);
-      return ctx.constant(c);
-    };
-    Expr n = ctx.op(
-        "cast",
-        {ctx.op("range", {constant(0, DataType::int64()), size, constant(1, DataType::int64())})},
-        {{"dtype", f}});
+    Expr n = ctx.op("cast",
+                    {ctx.op("range", {scalar_constant(ctx, 0, DataType::int64()), size,
+                                      scalar_constant(ctx, 1, DataType::int64())})},
+                    {{"dtype", f}});
     Expr period = ctx.op("cast", {size}, {{"dtype", f}});
-    if (ctx.attr_int("periodic", 1) == 0) period = ctx.op("subtract", {period, constant(1, f)});
-    Expr angle = ctx.op("divide", {ctx.op("multiply", {n, constant(2 * M_PI, f)}), period});
-    Expr w = ctx.op("subtract", {constant(a0, f),
-                                 ctx.op("multiply", {constant(a1, f), ctx.op("cos", {angle})})});
+    if (ctx.attr_int("periodic", 1) == 0)
+      period = ctx.op("subtract", {period, scalar_constant(ctx, 1, f)});
+    Expr angle =
+        ctx.op("divide", {ctx.op("multiply", {n, scalar_constant(ctx, 2 * M_PI, f)}), period});
+    Expr w = ctx.op("subtract",
+                    {scalar_constant(ctx, a0, f),
+                     ctx.op("multiply", {scalar_constant(ctx, a1, f), ctx.op("cos", {angle})})});
     if (a2 != 0)
       w = ctx.op(
           "add",
-          {w, ctx.op("multiply", {constant(a2, f),
-                                  ctx.op("cos", {ctx.op("multiply", {angle, constant(2, f)})})})});
+          {w, ctx.op("multiply",
+                     {scalar_constant(ctx, a2, f),
+                      ctx.op("cos", {ctx.op("multiply", {angle, scalar_constant(ctx, 2, f)})})})});
     return {ctx.op("cast", {w}, {{"dtype", out}})};
   };
 }

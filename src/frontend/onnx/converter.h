@@ -33,6 +33,8 @@ class ConvertContext {
   // Inputs: an omitted optional input (empty name or past the end) is absent.
   size_t num_inputs() const { return inputs_.size(); }
   bool has_input(size_t i) const { return i < inputs_.size() && bool(inputs_[i]); }
+  // True when the node asks for output i (it is present and named).
+  bool output_requested(int i) const { return i < node_.output_size() && !node_.output(i).empty(); }
   // Input i; an Error naming the node if absent.
   const ir::Expr& input(size_t i) const;
   ir::Type input_type(size_t i) const;
