@@ -8,6 +8,7 @@
 // - integer to integer keeps the low bits (two's complement wrap-around);
 // - anything to bool is "not zero" (NaN is not zero, so true).
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
@@ -97,8 +98,19 @@ std::vector<Tensor> cast_kernel(const KernelArgs& args) {
   return {store_floats(values, shape, to)};
 }
 
+// The same bytes under another dtype (bool is one byte of 0 or 1).
+std::vector<Tensor> reinterpret_kernel(const KernelArgs& args) {
+  const Tensor& x = args.inputs[0];
+  Tensor y = Tensor::empty(x.shape_vector(), args.out_dtype());
+  std::memcpy(y.data(), x.data(), size_t(x.nbytes()));
+  return {y};
+}
+
 }  // namespace
 
-void register_cast_kernel() { register_kernel("cast", cast_kernel); }
+void register_cast_kernel() {
+  register_kernel("cast", cast_kernel);
+  register_kernel("reinterpret", reinterpret_kernel);
+}
 
 }  // namespace anvil::reference::elemwise

@@ -210,6 +210,10 @@ std::vector<Tensor> dyn_cumsum_kernel(const KernelArgs& args) {
   return {scan_tensor(args, scalar_int(args.inputs[1], "cumsum axis"), false)};
 }
 
+std::vector<Tensor> dyn_cumprod_kernel(const KernelArgs& args) {
+  return {scan_tensor(args, scalar_int(args.inputs[1], "cumprod axis"), true)};
+}
+
 // ---------------------------------------------------------------- unique
 
 // Lexicographic order of slices; NaN sorts above every number and equals
@@ -293,6 +297,7 @@ void register_index_sort_kernels() {
   register_kernel("cumsum", cumsum_kernel);
   register_kernel("cumprod", cumprod_kernel);
   register_kernel("dyn.cumsum", dyn_cumsum_kernel);
+  register_kernel("dyn.cumprod", dyn_cumprod_kernel);
   register_kernel("unique", unique_kernel);
 }
 

@@ -22,7 +22,14 @@ int64_t volume(const Axes3& a) { return a[0] * a[1] * a[2]; }
 struct PoolGeometry {
   int64_t planes = 1;
   Axes3 in{1, 1, 1}, window{1, 1, 1}, out{1, 1, 1};
-  Axes3 stride{1, 1, 1}, dilation{1, 1, 1}, pad_before{0, 0, 0};
+  Axes3 stride{1, 1, 1}, dilation{1, 1, 1}, pad_before{0, 0, 0}, pad_after{0, 0, 0};
+
+  // The taps of output position o along slot s inside the padded input (the input and its
+  // explicit padding; a ceil_mode overhang past that is not counted).
+  int64_t taps_in_padding(int s, int64_t o) const {
+    int64_t room = in[s] + pad_before[s] + pad_after[s] - o * stride[s];
+    return std::clamp((room + dilation[s] - 1) / dilation[s], int64_t(0), window[s]);
+  }
 };
 
 // The output size of one axis, by the rule of the type relation: with
@@ -52,6 +59,7 @@ PoolGeometry pool_geometry(std::span<const int64_t> primal, const AttrsT& a) {
     g.stride[slot] = stride[i];
     g.dilation[slot] = dilation[i];
     g.pad_before[slot] = pad[i];
+    g.pad_after[slot] = pad[N + i];
     g.out[slot] =
         pooled_size(g.in[slot], window[i], stride[i], dilation[i], pad[i], pad[N + i], a.ceil_mode);
   }
@@ -143,8 +151,8 @@ std::vector<Tensor> max_pool_argmax_kernel(const KernelArgs& args) {
 }
 
 // Average pooling divides by the elements inside the input, or with
-// count_include_pad by the whole window (padding and any ceil_mode overhang
-// counted, as the ONNX reference does).
+// count_include_pad by those inside the padded input: the padding counts, a
+// ceil_mode overhang past it does not (as the ONNX reference and PyTorch do).
 template <int N>
 std::vector<Tensor> avg_pool_kernel(const KernelArgs& args) {
   const auto& a = args.attrs_as<AvgPoolAttrs<N>>();
@@ -152,15 +160,18 @@ std::vector<Tensor> avg_pool_kernel(const KernelArgs& args) {
   auto x = nn::read_primal<double>(args.inputs[0], a.layout, order);
   PoolGeometry g = pool_geometry<N>(x.shape, a);
   const int64_t in_plane = volume(g.in), out_plane = volume(g.out);
-  const auto whole_window = double(volume(g.window));
   std::vector<double> y(size_t(g.planes * out_plane), 0.0);
+  auto padded_taps = [&](int64_t o) {
+    int64_t ow = o % g.out[2], oh = o / g.out[2] % g.out[1], od = o / (g.out[2] * g.out[1]);
+    return double(g.taps_in_padding(0, od) * g.taps_in_padding(1, oh) * g.taps_in_padding(2, ow));
+  };
   for (int64_t p = 0; p < g.planes; ++p) {
     for_each_window(g, [&](int64_t o, const std::vector<int64_t>& taps) {
       if (taps.empty()) return;
       double sum = 0;
       for (int64_t t : taps) sum += x.values[size_t(p * in_plane + t)];
       y[size_t(p * out_plane + o)] =
-          sum / (a.count_include_pad ? whole_window : double(taps.size()));
+          sum / (a.count_include_pad ? padded_taps(o) : double(taps.size()));
     });
   }
   const std::string& out_layout = a.out_layout.empty() ? a.layout : a.out_layout;

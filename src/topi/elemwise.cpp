@@ -106,6 +106,14 @@ void register_cast_and_clip() {
     return std::vector<te::Tensor>{
         map_elements(args.inputs[0], "cast", [to](PrimExpr x) { return cast_value(to, x); })};
   });
+  // Bools are bytes of 0 or 1, so to or from a bool the bits are the value: a cast.
+  register_compute("reinterpret", [](const ComputeArgs& args) {
+    DataType to = args.out_dtype();
+    bool through_value = to.is_bool() || args.inputs[0].dtype().is_bool();
+    return std::vector<te::Tensor>{map_elements(args.inputs[0], "reinterpret", [=](PrimExpr x) {
+      return through_value ? cast_value(to, x) : tir::call_intrin(to, "reinterpret", {x});
+    })};
+  });
   register_compute("clip", [](const ComputeArgs& args) {
     const auto& attrs = args.attrs_as<ir::ClipAttrs>();
     DataType t = args.inputs[0].dtype();

@@ -1,9 +1,9 @@
-// Computes of the running scans (cumsum, cumprod, dyn.cumsum), nonzero and col2im. The scans
-// and col2im are a reduction per output element with a condition picking its inputs: the
-// scan axis up to the element (quadratic in the axis length, fine for the short axes these
-// ops see in models), and the block offsets whose sliding block covers the image position.
-// nonzero finds each output element by a binary search in a running count of the nonzero
-// elements, which is blocked so that it stays near linear in the data's size.
+// Computes of the running scans (cumsum, cumprod, dyn.cumsum, dyn.cumprod), nonzero and col2im. The
+// scans and col2im are a reduction per output element with a condition picking its inputs: the scan
+// axis up to the element (quadratic in the axis length, fine for the short axes these ops see in
+// models), and the block offsets whose sliding block covers the image position. nonzero finds each
+// output element by a binary search in a running count of the nonzero elements, which is blocked so
+// that it stays near linear in the data's size.
 #include <optional>
 
 #include "anvil/ir/attrs/transform.h"
@@ -305,8 +305,12 @@ void register_index_scan_computes() {
   register_compute("dyn.cumsum", [](const ComputeArgs& args) {
     return scan(args, tir::ReduceKind::Sum, std::nullopt, /*run_time_axis=*/true);
   });
-  register_shape_compute(
-      "dyn.cumsum", ShapeCompute{dyn_scan_dims, [](const ir::CallNode&) { return size_t(2); }});
+  register_compute("dyn.cumprod", [](const ComputeArgs& args) {
+    return scan(args, tir::ReduceKind::Prod, std::nullopt, /*run_time_axis=*/true);
+  });
+  for (const char* op : {"dyn.cumsum", "dyn.cumprod"})
+    register_shape_compute(
+        op, ShapeCompute{dyn_scan_dims, [](const ir::CallNode&) { return size_t(2); }});
   register_compute("col2im", col2im);
   register_compute("dyn.col2im", dyn_col2im);
   register_shape_compute("dyn.col2im", ShapeCompute{dyn_col2im_dims, col2im_rank});

@@ -23,6 +23,7 @@ enum class PoolKind { Max, MaxWithArgmax, Avg, Lp };
 // The windows of one pooling op, per spatial axis, in primal order.
 struct PoolWindows {
   std::vector<int64_t> in, out, window, stride, dilation, pad_before, pad_after;
+  std::vector<int64_t> explicit_pad_after;  // pad_after without the ceil_mode overhang
 
   // How many taps of output position o of axis i lie inside the input.
   int64_t taps_inside(size_t i, int64_t o) const {
@@ -41,6 +42,13 @@ struct PoolWindows {
     PrimExpr lo = tir::max(ceil_div(pad_before[i] - first, dilation[i]), 0);
     PrimExpr hi = tir::min(ceil_div(in[i] + pad_before[i] - first, dilation[i]), window[i]);
     return tir::max(hi - lo, 0);
+  }
+
+  // The taps of output position o of axis i inside the input and its explicit padding (what
+  // count_include_pad divides by; a ceil_mode overhang is not counted).
+  PrimExpr taps_in_padding_expr(size_t i, const PrimExpr& o) const {
+    PrimExpr room = in[i] + pad_before[i] + explicit_pad_after[i] - o * stride[i];
+    return tir::min(tir::max((room + (dilation[i] - 1)) / dilation[i], 0), window[i]);
   }
 
   // True when some window of some axis holds no element of the input.
@@ -69,6 +77,7 @@ PoolWindows pool_windows(const AttrsT& a, const std::vector<int64_t>& in_primal,
                    (w.window[size_t(i)] - 1) * w.dilation[size_t(i)] + 1;
     int64_t needed = last - w.pad_before[size_t(i)] - w.in[size_t(i)];
     w.pad_after.push_back(std::max(pad[size_t(N + i)], needed));
+    w.explicit_pad_after.push_back(pad[size_t(N + i)]);
   }
   return w;
 }
@@ -153,21 +162,28 @@ std::optional<te::Tensor> pool_over_symbolic_dims(const ComputeArgs& args, const
   };
   bool count_include_pad = false;
   if constexpr (requires { a.count_include_pad; }) count_include_pad = a.count_include_pad;
-  int64_t whole_window = 1;
-  for (int64_t k : window) whole_window *= k;
+  // count_include_pad: the taps inside the input and its explicit padding.
+  auto taps_in_padding = [&](size_t i, const PrimExpr& o) {
+    PrimExpr room = in[i] + pad[i] + pad[size_t(N) + i] - o * stride[i];
+    PrimExpr d = tir::make_int(dilation[i]);
+    PrimExpr n = tir::floordiv(room + (dilation[i] - 1), d);
+    return tir::min(tir::max(n, tir::make_int(0)), tir::make_int(window[i]));
+  };
   return te::compute(
       out_shape,
       [&](const std::vector<tir::Var>& idx) {
         std::vector<PrimExpr> p = out_map.to_primal(nn::var_exprs(idx));
         PrimExpr value = pooled.at(nn::var_exprs(idx));
-        PrimExpr taps;
+        PrimExpr taps, padded_taps;
         for (size_t i = 0; i < size_t(N); ++i) {
           PrimExpr t = taps_inside(i, p[2 + i]);
           taps = taps ? taps * t : t;
+          PrimExpr u = taps_in_padding(i, p[2 + i]);
+          padded_taps = padded_taps ? padded_taps * u : u;
         }
         if (max) return tir::select(taps > 0, value, tir::make_const(dtype, 0));
         // An empty window sums to 0; dividing by 1 keeps it 0.
-        PrimExpr divisor = count_include_pad ? tir::make_int(whole_window) : tir::max(taps, 1);
+        PrimExpr divisor = tir::max(count_include_pad ? padded_taps : taps, 1);
         return divide(value, divisor, dtype);
       },
       max ? "pool_max_or_zero" : "pool_avg");
@@ -295,22 +311,18 @@ std::vector<te::Tensor> pool_compute(const ComputeArgs& args, PoolKind kind, con
       "pool_sum");
   bool count_include_pad = false;
   if constexpr (requires { a.count_include_pad; }) count_include_pad = a.count_include_pad;
-  int64_t whole_window = 1;
-  for (int64_t k : w.window) whole_window *= k;
   return {elementwise(
       out_shape,
       [=](const std::vector<PrimExpr>& idx) {
-        PrimExpr divisor = whole_window;
-        if (!count_include_pad) {
-          std::vector<PrimExpr> o = spatial(idx);
-          divisor = nullptr;
-          for (int i = 0; i < N; ++i) {
-            PrimExpr taps = w.taps_inside_expr(size_t(i), o[size_t(i)]);
-            divisor = divisor ? divisor * taps : taps;
-          }
-          // An empty window sums to 0; dividing by 1 keeps it 0.
-          divisor = tir::max(divisor, 1);
+        std::vector<PrimExpr> o = spatial(idx);
+        PrimExpr divisor;
+        for (int i = 0; i < N; ++i) {
+          PrimExpr taps = count_include_pad ? w.taps_in_padding_expr(size_t(i), o[size_t(i)])
+                                            : w.taps_inside_expr(size_t(i), o[size_t(i)]);
+          divisor = divisor ? divisor * taps : taps;
         }
+        // An empty window sums to 0; dividing by 1 keeps it 0.
+        divisor = tir::max(divisor, 1);
         return divide(summed.at(idx), divisor, dtype);
       },
       "pool_avg")};

@@ -286,10 +286,10 @@ Expr convert_topk(const ir::CallNode& call) {
   return ir::call_op("topk", {call.args[0]}, derived_attrs(call, {{"k", *k}}));
 }
 
-Expr convert_cumsum(const ir::CallNode& call) {
+Expr convert_scan(const ir::CallNode& call) {
   std::optional<int64_t> axis = constant_int(call.args[1]);
   if (!axis) return nullptr;
-  return ir::call_op("cumsum", {call.args[0]}, derived_attrs(call, {{"axis", *axis}}));
+  return ir::call_op(static_name(call), {call.args[0]}, derived_attrs(call, {{"axis", *axis}}));
 }
 
 Expr convert_col2im(const ir::CallNode& call) {
@@ -354,7 +354,8 @@ const std::map<std::string, Conversion, std::less<>>& conversions() {
         {"dyn.image.resize", {{1, 2}, convert_resize}},
         {"dyn.one_hot", {{3}, convert_one_hot}},
         {"dyn.topk", {{1}, convert_topk}},
-        {"dyn.cumsum", {{1}, convert_cumsum}},
+        {"dyn.cumsum", {{1}, convert_scan}},
+        {"dyn.cumprod", {{1}, convert_scan}},
         {"dyn.col2im", {{1, 2}, convert_col2im}},
         {"range", {{0, 1, 2}, convert_range}},
     };

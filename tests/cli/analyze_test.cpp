@@ -31,6 +31,7 @@ graph = helper.make_graph(nodes, 'conv_gemm',
     [helper.make_tensor_value_info('x', TensorProto.FLOAT, [1, 3, 8, 8])],
     [helper.make_tensor_value_info('y', TensorProto.FLOAT, [1, 10])], inits)
 model = helper.make_model(graph, opset_imports=[helper.make_opsetid('', 13)])
+model.ir_version = 8  # readable by the pinned ONNX Runtime
 onnx.checker.check_model(model)
 onnx.save(model, os.path.join(out_dir, 'conv_gemm.onnx'))
 # relu(x) * 2 with a dynamic batch: only the VM runs it, unless --input-shapes fixes the batch.

@@ -48,6 +48,7 @@ graph = helper.make_graph(
     [onnx.numpy_helper.from_array(w1, 'w1'), onnx.numpy_helper.from_array(b1, 'b1'),
      onnx.numpy_helper.from_array(w2, 'w2')])
 model = helper.make_model(graph, opset_imports=[helper.make_opsetid('', 13)])
+model.ir_version = 8  # readable by the pinned ONNX Runtime
 onnx.save(model, os.path.join(out_dir, 'convnet.onnx'))
 np.savez(os.path.join(out_dir, 'conv_in.npz'),
          x=rng.standard_normal((1, 3, 10, 12)).astype(np.float32))

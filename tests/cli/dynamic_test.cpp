@@ -48,6 +48,7 @@ graph = helper.make_graph(
      onnx.numpy_helper.from_array(w2, 'w2'), onnx.numpy_helper.from_array(wf, 'wf'),
      onnx.numpy_helper.from_array(bf, 'bf')])
 model = helper.make_model(graph, opset_imports=[helper.make_opsetid('', 13)])
+model.ir_version = 8  # readable by the pinned ONNX Runtime
 path = os.path.join(out_dir, 'dynamic.onnx')
 onnx.save(model, path)
 session = ort.InferenceSession(path, providers=['CPUExecutionProvider'])

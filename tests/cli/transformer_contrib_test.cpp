@@ -1,5 +1,6 @@
 // The fused transformer ops of ONNX Runtime's transformer optimizer (com.microsoft Attention,
-// MultiHeadAttention, SkipLayerNormalization, EmbedLayerNormalization, BiasGelu, FastGelu, ...)
+// MultiHeadAttention, SkipLayerNormalization, EmbedLayerNormalization, BiasGelu, FastGelu,
+// RotaryEmbedding, ...)
 // through the command line over a grid of shapes, masks and attributes; ONNX Runtime's outputs
 // are the oracle.
 #include <cmath>
@@ -159,6 +160,34 @@ embed(0, 2, 6, 16)
 embed(1, 1, 9, 8, segments=False, mask=False)
 embed(2, 3, 5, 16, positions=True)
 
+# RotaryEmbedding: 3-D (with and without num_heads) and 4-D inputs, halves and interleaved,
+# partial rotation, position ids per token or one offset.
+def rotary(k, shape, interleaved=0, offset=False, heads=0, dim=0):
+    m = Model()
+    p = 'rot%d_' % k
+    batch, steps = shape[0], shape[2] if len(shape) == 4 else shape[1]
+    # Without num_heads a 3-D input's heads are as wide as the rotation (the caches say it).
+    head = shape[3] if len(shape) == 4 else (shape[2] // heads if heads else 8)
+    half = (dim or head) // 2
+    ids = (np.array([3], np.int64) if offset else rng.integers(0, 16, (batch, steps)).astype(np.int64))
+    angles = np.outer(np.arange(32), 1.0 / 10000 ** (np.arange(half) / half)).astype(np.float32)
+    ins = [m.rand(p + 'x', shape), m.value(p + 'ids', ids),
+           m.value(p + 'cos', np.cos(angles), initializer=True),
+           m.value(p + 'sin', np.sin(angles), initializer=True)]
+    attrs = {'interleaved': interleaved}
+    if heads:
+        attrs['num_heads'] = heads
+    if dim:
+        attrs['rotary_embedding_dim'] = dim
+    m.node('RotaryEmbedding', ins, [p + 'y'], **attrs)
+    m.save('rotary%d' % k)
+rotary(0, (2, 5, 32), heads=4)
+rotary(1, (2, 5, 32), interleaved=1, heads=2)
+rotary(2, (1, 6, 24))
+rotary(3, (2, 3, 4, 16), offset=True)
+rotary(4, (2, 3, 4, 16), interleaved=1)
+rotary(5, (2, 4, 32), heads=2, dim=8, offset=True)
+
 # Bad input: past state, packed query/key/value.
 m = Model()
 m.node('Attention', [m.rand('x', (1, 4, 8)), m.rand('w', (8, 24), initializer=True), '', '',
@@ -187,6 +216,10 @@ TEST_F(CliTransformerContrib, MultiHeadAttentionMatchesOnnxRuntime) {
 
 TEST_F(CliTransformerContrib, EmbedLayerNormalizationMatchesOnnxRuntime) {
   for (int k = 0; k < 3; ++k) expect_run_matches_oracle("embed" + std::to_string(k));
+}
+
+TEST_F(CliTransformerContrib, RotaryEmbeddingMatchesOnnxRuntime) {
+  for (int k = 0; k < 6; ++k) expect_run_matches_oracle("rotary" + std::to_string(k));
 }
 
 TEST_F(CliTransformerContrib, PastStateIsOneLineNamingTheNode) {

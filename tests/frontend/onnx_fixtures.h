@@ -24,6 +24,7 @@ from onnx import helper, TensorProto
 def save(name, nodes, inputs, outputs, check=True):
     graph = helper.make_graph(nodes, name, inputs, outputs)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid('', 13)])
+    model.ir_version = 8  # readable by the pinned ONNX Runtime
     if check:
         onnx.checker.check_model(model)
     onnx.save(model, os.path.join(out_dir, name + '.onnx'))
@@ -45,6 +46,7 @@ w = onnx.numpy_helper.from_array(np.array([[0.5, -1.0, 2.0], [4.0, 8.0, -16.0]],
 graph = helper.make_graph([helper.make_node('Add', ['x', 'w'], ['y'], name='add0')], 'external',
                           [f('x')], [f('y')], initializer=[w])
 model = helper.make_model(graph, opset_imports=[helper.make_opsetid('', 13)])
+model.ir_version = 8  # readable by the pinned ONNX Runtime
 onnx.save_model(model, os.path.join(out_dir, 'external.onnx'), save_as_external_data=True,
                 all_tensors_to_one_file=True, location='external.bin', size_threshold=0)
 t = helper.make_tensor('w', TensorProto.FLOAT, [2], [1.0, 2.0])

@@ -31,6 +31,7 @@ from onnx import helper, TensorProto
 def save(name, nodes, inputs, outputs, opset=13, initializers=()):
     graph = helper.make_graph(nodes, name, inputs, outputs, initializer=list(initializers))
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid('', opset)])
+    model.ir_version = 8  # readable by the pinned ONNX Runtime
     onnx.checker.check_model(model)
     onnx.save(model, os.path.join(out_dir, name + '.onnx'))
 def values(name, **arrays):

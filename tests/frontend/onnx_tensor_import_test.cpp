@@ -24,6 +24,7 @@ from onnx import helper, TensorProto
 def save(name, nodes, inputs, outputs, initializers=(), opset=13, check=True):
     graph = helper.make_graph(nodes, name, inputs, outputs, initializer=list(initializers))
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid('', opset)])
+    model.ir_version = 8  # readable by the pinned ONNX Runtime
     if check:
         onnx.checker.check_model(model)
     onnx.save(model, os.path.join(out_dir, name + '.onnx'))

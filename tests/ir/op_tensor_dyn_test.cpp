@@ -88,6 +88,15 @@ TEST(DynamicCumsum, KeepsTheShapeAndTakesTheDtype) {
                                   {"argument 'axis'"}));
 }
 
+TEST(DynamicCumprod, KeepsTheShapeAndNeedsAnIntegerScalarAxis) {
+  auto x = tensor_var("x", {2, n}, f32);
+  EXPECT_TRUE(is_tensor(infer_call("dyn.cumprod", {x, tensor_var("axis", {}, i32)}), {2, n}, f32));
+  EXPECT_TRUE(type_error_mentions(call_op("dyn.cumprod", {x, tensor_var("a", {}, f32)}),
+                                  {"argument 'axis'"}));
+  EXPECT_TRUE(type_error_mentions(
+      call_op("dyn.cumprod", {tensor_var("s", {}, f32), tensor_var("a", {}, i32)}), {"rank >= 1"}));
+}
+
 TEST(DynamicFull, RankFromTheShapeLength) {
   auto fill = tensor_var("v", {}, f32);
   EXPECT_TRUE(

@@ -343,6 +343,21 @@ TEST(TransformCast, ChangesOnlyTheDtype) {
   EXPECT_EQ(pattern_of("cast"), OpPattern::ElemWise);
 }
 
+TEST(TransformReinterpret, KeepsTheShapeAndNeedsTheSameWidth) {
+  auto to = [](DataType dtype) {
+    return attrs_of<CastAttrs>([&](CastAttrs& a) { a.dtype = dtype; });
+  };
+  auto x = tensor_var("x", {n, 3}, f32);
+  EXPECT_TRUE(is_tensor(infer_call("reinterpret", {x}, to(i32)), {n, 3}, i32));
+  EXPECT_TRUE(is_tensor(
+      infer_call("reinterpret", {tensor_var("b", {2}, DataType::boolean())}, to(DataType::uint8())),
+      {2}, DataType::uint8()));
+  EXPECT_TRUE(type_error_mentions(call_op("reinterpret", {x}, to(i64)),
+                                  {"float32", "int64", "widths differ"}));
+  EXPECT_TRUE(type_error_mentions(call_op("reinterpret", {x}, to(f16)), {"widths differ"}));
+  EXPECT_EQ(pattern_of("reinterpret"), OpPattern::ElemWise);
+}
+
 // ---------------------------------------------------------------- layout_transform
 
 Ref<LayoutTransformAttrs> layouts(std::string src, std::string dst) {

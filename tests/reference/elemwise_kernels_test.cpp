@@ -253,6 +253,19 @@ TEST(CastKernel, ToAndFromBool) {
             (std::vector<double>{1, 0}));
 }
 
+TEST(ReinterpretKernel, KeepsTheBits) {
+  auto reinterpret = [](const Tensor& x, DataType to) {
+    return run1("reinterpret", {x}, {{"dtype", to}});
+  };
+  // IEEE 754: 1.0f is 0x3f800000, -2.0f is 0xc0000000.
+  EXPECT_EQ(ints_of(reinterpret(floats({1.0, -2.0}), DataType::int32())),
+            (std::vector<int64_t>{0x3f800000, int32_t(0xc0000000u)}));
+  EXPECT_EQ(values_of(reinterpret(integers({0x3f800000}, DataType::int32()), DataType::float32())),
+            (std::vector<double>{1.0}));
+  EXPECT_EQ(ints_of(reinterpret(integers({-1, 5}, DataType::int8()), DataType::uint8())),
+            (std::vector<int64_t>{255, 5}));
+}
+
 TEST(CastKernel, DoubleToFloat16RoundsOnce) {
   // 1 + 2^-11 is halfway between the float16 neighbours 1 and 1 + 2^-10; a
   // hair above it must round up. Through float32 the hair is lost and the

@@ -172,6 +172,9 @@ TEST(IndexKernels, Scans) {
   Tensor m = make_tensor({2, 2}, {1, 2, 3, 4});
   EXPECT_EQ(values_of(run1("dyn.cumsum", {m, make_ints({}, {-1}, DataType::int32())})),
             (V{1, 3, 3, 7}));
+  EXPECT_EQ(values_of(run1("dyn.cumprod", {m, make_ints({}, {0}, DataType::int64())},
+                           {{"exclusive", true}})),
+            (V{1, 1, 1, 2}));
 }
 
 TEST(IndexKernels, UniqueSortedAndInFirstOccurrenceOrder) {

@@ -18,6 +18,10 @@ void register_all_converters(ConverterTable& table) {
   register_quantize_converters(table);
   register_rnn_converters(table);
   register_contrib_transformer_converters(table);
+  register_attention_converters(table);
+  register_linear_recurrence_converters(table);
+  register_signal_converters(table);
+  register_ml_converters(table);
   register_training_converters(table);
 }
 

@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "frontend/onnx/convert_nn.h"
+#include "frontend/onnx/convert_tensor.h"
 
 namespace anvil::frontend::onnx_import {
 
@@ -88,9 +89,24 @@ std::vector<Expr> convert_depth_to_space(ConvertContext& ctx) {
       {{"block_size", ctx.required_int("blocksize")}, {"mode", ctx.attr_string("mode", "DCR")}})};
 }
 
+// SpaceToDepth; mode CRD (opset 28) orders the output channels channel-major (c, then the
+// offsets in the block) instead of DCR's offset-major.
 std::vector<Expr> convert_space_to_depth(ConvertContext& ctx) {
-  return {
-      ctx.op("nn.space_to_depth", {ctx.input(0)}, {{"block_size", ctx.required_int("blocksize")}})};
+  const int64_t block = ctx.required_int("blocksize");
+  const std::string mode = ctx.attr_string("mode", "DCR");
+  if (mode == "DCR") return {ctx.op("nn.space_to_depth", {ctx.input(0)}, {{"block_size", block}})};
+  if (mode != "CRD") ctx.fail("attribute 'mode' = \"", mode, "\" is not DCR or CRD");
+  std::optional<std::vector<int64_t>> dims = tensor::static_dims(ctx, 0);
+  if (!dims || dims->size() != 4) ctx.fail("mode CRD needs a 4-D input with static dims");
+  const int64_t c = (*dims)[1], h = (*dims)[2], w = (*dims)[3];
+  if (block <= 0 || h % block != 0 || w % block != 0)
+    ctx.fail("blocksize ", block, " does not divide the spatial dims ", h, " x ", w);
+  Expr split =
+      ctx.op("reshape", {ctx.input(0)},
+             {{"newshape", std::vector<int64_t>{0, c, h / block, block, w / block, block}}});
+  Expr moved = ctx.op("transpose", {split}, {{"axes", std::vector<int64_t>{0, 1, 3, 5, 2, 4}}});
+  return {ctx.op("reshape", {moved},
+                 {{"newshape", std::vector<int64_t>{0, c * block * block, h / block, w / block}}})};
 }
 
 }  // namespace

@@ -96,18 +96,20 @@ std::vector<Expr> convert_nonzero(ConvertContext& ctx) {
   return {ctx.op("nonzero", {ctx.input(0)})};
 }
 
-// CumSum: the axis is a scalar input.
-std::vector<Expr> convert_cumsum(ConvertContext& ctx) {
-  bool exclusive = ctx.attr_int("exclusive", 0) != 0;
-  bool reverse = ctx.attr_int("reverse", 0) != 0;
-  if (ctx.input_constant(1)) {
-    std::vector<int64_t> axis = ctx.constant_ints(1, "axis");
-    if (axis.size() != 1) ctx.fail("axis must hold one value");
-    return {ctx.op("cumsum", {ctx.input(0)},
-                   {{"axis", axis[0]}, {"exclusive", exclusive}, {"reverse", reverse}})};
-  }
-  return {ctx.op("dyn.cumsum", {ctx.input(0), ctx.input(1)},
-                 {{"exclusive", exclusive}, {"reverse", reverse}})};
+// CumSum, CumProd: the axis is a scalar input.
+ConverterFn convert_scan(std::string op) {
+  return [op](ConvertContext& ctx) -> std::vector<Expr> {
+    bool exclusive = ctx.attr_int("exclusive", 0) != 0;
+    bool reverse = ctx.attr_int("reverse", 0) != 0;
+    if (ctx.input_constant(1)) {
+      std::vector<int64_t> axis = ctx.constant_ints(1, "axis");
+      if (axis.size() != 1) ctx.fail("axis must hold one value");
+      return {ctx.op(op, {ctx.input(0)},
+                     {{"axis", axis[0]}, {"exclusive", exclusive}, {"reverse", reverse}})};
+    }
+    return {ctx.op("dyn." + op, {ctx.input(0), ctx.input(1)},
+                   {{"exclusive", exclusive}, {"reverse", reverse}})};
+  };
 }
 
 std::vector<Expr> convert_unique(ConvertContext& ctx) {
@@ -130,7 +132,8 @@ void register_index_converters(ConverterTable& table) {
   table.add("TopK", 1, convert_topk_v1);
   table.add("TopK", 10, convert_topk);
   table.add("NonZero", 9, convert_nonzero);
-  table.add("CumSum", 11, convert_cumsum);
+  table.add("CumSum", 11, convert_scan("cumsum"));
+  table.add("CumProd", 26, convert_scan("cumprod"));
   table.add("Unique", 11, convert_unique);
 }
 

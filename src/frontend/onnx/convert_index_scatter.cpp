@@ -1,5 +1,5 @@
 // Converters that place elements: Scatter (deprecated), ScatterElements,
-// ScatterND and Col2Im.
+// ScatterND, TensorScatter and Col2Im.
 #include "frontend/onnx/convert_tensor.h"
 
 namespace anvil::frontend::onnx_import::tensor {
@@ -34,6 +34,40 @@ std::vector<Expr> convert_scatter_nd(ConvertContext& ctx) {
   return {ctx.op("scatter_nd", {ctx.input(0), indices, ctx.input(2)}, {{"mode", reduction(ctx)}})};
 }
 
+// TensorScatter: the update (B, ..., S, ...) written into the cache (B, ..., M, ...) along
+// `axis` from each batch row's write index on (wrapping modulo M when circular): a
+// scatter_elements whose indices are write_indices[b] + s.
+std::vector<Expr> convert_tensor_scatter(ConvertContext& ctx) {
+  std::optional<std::vector<int64_t>> cache = static_dims(ctx, 0), update = static_dims(ctx, 1);
+  if (!cache || !update || cache->size() != update->size() || cache->empty())
+    ctx.fail("past_cache and update must have static dims of the same rank");
+  const int64_t rank = int64_t(cache->size());
+  int64_t axis = ctx.attr_int("axis", -2);
+  if (axis < -rank || axis >= rank) ctx.fail("axis ", axis, " is out of range for rank ", rank);
+  if (axis < 0) axis += rank;
+  if (axis == 0) ctx.fail("axis must not be the batch axis");
+  const std::string mode = ctx.attr_string("mode", "linear");
+  if (mode != "linear" && mode != "circular")
+    ctx.fail("attribute 'mode' = \"", mode, "\" is not linear or circular");
+  for (int64_t i = 0; i < rank; ++i)
+    if (i == axis ? (*update)[i] > (*cache)[i] : (*update)[i] != (*cache)[i])
+      ctx.fail("the update's dim ", i, " (", (*update)[i], ") does not fit the cache's (",
+               (*cache)[i], ")");
+  std::vector<int64_t> along(rank, 1), per_batch(rank, 1), steps((*update)[axis]);
+  along[axis] = (*update)[axis];
+  per_batch[0] = -1;
+  for (int64_t s = 0; s < (*update)[axis]; ++s) steps[s] = s;
+  Expr index = ctx.op("reshape", {int64_vector(ctx, steps)}, {{"newshape", along}});
+  if (ctx.has_input(2)) {
+    Expr start = ctx.op("reshape", {as_int64(ctx, ctx.input(2))}, {{"newshape", per_batch}});
+    index = ctx.op("add", {index, start});
+  }
+  if (mode == "circular") index = ctx.op("floor_mod", {index, int64_scalar(ctx, (*cache)[axis])});
+  index = ctx.op("broadcast_to", {index}, {{"shape", *update}});
+  return {ctx.op("scatter_elements", {ctx.input(0), index, ctx.input(1)},
+                 {{"axis", axis}, {"reduction", std::string("update")}})};
+}
+
 // Col2Im: static shapes give col2im, run-time ones dyn.col2im.
 std::vector<Expr> convert_col2im(ConvertContext& ctx) {
   std::vector<std::pair<std::string, AttrValue>> attrs{{"dilations", ctx.attr_ints("dilations")},
@@ -54,6 +88,7 @@ void register_scatter_converters(ConverterTable& table) {
   table.add("Scatter", 9, convert_scatter_elements);
   table.add("ScatterElements", 11, convert_scatter_elements);
   table.add("ScatterND", 11, convert_scatter_nd);
+  table.add("TensorScatter", 24, convert_tensor_scatter);
   table.add("Col2Im", 18, convert_col2im);
 }
 

@@ -82,13 +82,9 @@ std::vector<Expr> convert_pow(ConvertContext& ctx) {
 }
 
 // Mod: fmod=1 is C's fmod (sign of the dividend); fmod=0 is Python's %
-// (sign of the divisor), which ONNX allows for integers only.
+// (sign of the divisor), for integers and, from onnx 1.20 on, floats.
 std::vector<Expr> convert_mod(ConvertContext& ctx) {
   int64_t fmod = ctx.attr_int("fmod", 0);
-  DataType dtype = math::input_dtype(ctx, 0);
-  if (fmod == 0 && (dtype.is_float() || dtype.is_bfloat()))
-    ctx.fail("fmod=0 is defined for integer inputs only; a ", dtype.to_string(),
-             " input needs fmod=1");
   return {ctx.op(fmod ? "mod" : "floor_mod", {ctx.input(0), ctx.input(1)})};
 }
 

@@ -49,6 +49,16 @@ Expr cast_to(ConvertContext& ctx, DataType to) {
   return ctx.op("cast", {x}, {{"dtype", to}});
 }
 
+// BitCast: the bits of each element read as `to`, a type of the same width.
+std::vector<Expr> convert_bitcast(ConvertContext& ctx) {
+  DataType to = cast_target(ctx, ctx.required_int("to"));
+  DataType from = input_dtype(ctx, 0);
+  if (from.bytes() != to.bytes())
+    ctx.fail("cannot bit-cast ", from.to_string(), " to ", to.to_string(), ": the widths differ");
+  if (from == to) return {ctx.input(0)};
+  return {ctx.op("reinterpret", {ctx.input(0)}, {{"dtype", to}})};
+}
+
 // Cast-1 names the target type as a string ("FLOAT").
 std::vector<Expr> convert_cast_v1(ConvertContext& ctx) {
   std::string name = ctx.attr_string("to", "");
@@ -130,6 +140,7 @@ void register_cast_converters(ConverterTable& table) {
   table.add("Cast", 1, convert_cast_v1);
   table.add("Cast", 6, convert_cast);
   table.add("CastLike", 15, convert_cast_like);
+  table.add("BitCast", 26, convert_bitcast);
   table.add("Clip", 1, convert_clip_v1);
   table.add("Clip", 11, convert_clip);
 }

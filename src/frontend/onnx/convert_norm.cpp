@@ -195,7 +195,13 @@ std::vector<Expr> convert_lp_norm(ConvertContext& ctx) {
   Expr norm =
       ctx.op(p == 1 ? "l1_norm" : "l2_norm", {x},
              {{"axis", std::vector<int64_t>{ctx.attr_int("axis", -1)}}, {"keepdims", true}});
-  return {ctx.op("divide", {x, norm})};
+  // A zero norm gives zeros, not 0/0 (the ONNX reference from onnx 1.20 on).
+  const DataType t = ctx.input_tensor(0).dtype;
+  Tensor zero = Tensor::empty({}, t);
+  zero.set_from_double(0, 0);
+  Expr zero_value = ctx.constant(zero);
+  return {ctx.op("where",
+                 {ctx.op("equal", {norm, zero_value}), zero_value, ctx.op("divide", {x, norm})})};
 }
 
 // ---------------------------------------------------------------- softmax family

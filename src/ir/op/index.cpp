@@ -346,7 +346,7 @@ Type scan_relation(const RelationArgs& args) {
   return TensorTypeNode::make(*data.shape, dtype);
 }
 
-// dyn.cumsum: the axis is a scalar tensor known only at run time; the shape
+// dyn.cumsum, dyn.cumprod: the axis is a scalar tensor known only at run time; the shape
 // is kept (there is no flattening form).
 Type dyn_scan_relation(const RelationArgs& args) {
   const auto& attrs = args.attrs_as<ScanopAttrs>();
@@ -480,6 +480,12 @@ void register_index_ops(OpTable& table) {
       .fusion_pattern(OpPattern::Opaque);
   table.add("dyn.cumsum")
       .describe("cumsum along an axis given as a scalar tensor at run time.")
+      .inputs({"data", "axis"})
+      .attrs<ScanopAttrs>()
+      .type_relation(dyn_scan_relation)
+      .fusion_pattern(OpPattern::Opaque);
+  table.add("dyn.cumprod")
+      .describe("cumprod along an axis given as a scalar tensor at run time.")
       .inputs({"data", "axis"})
       .attrs<ScanopAttrs>()
       .type_relation(dyn_scan_relation)

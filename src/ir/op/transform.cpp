@@ -284,6 +284,15 @@ Type cast_relation(const RelationArgs& args) {
   return with_dtype(tensor_any_rank(args, 0), args.attrs_as<CastAttrs>().dtype);
 }
 
+Type reinterpret_relation(const RelationArgs& args) {
+  const TensorTypeNode& data = tensor_any_rank(args, 0);
+  DataType to = args.attrs_as<CastAttrs>().dtype;
+  if (data.dtype.bytes() != to.bytes() || to.lanes != 1)
+    throw_error("cannot reinterpret ", data.dtype.to_string(), " as ", to.to_string(),
+                ": the widths differ");
+  return with_dtype(data, to);
+}
+
 // The length of a 1-D integer shape argument, or nullopt when it is symbolic.
 std::optional<int64_t> shape_argument_length(const RelationArgs& args, size_t i) {
   const TensorTypeNode& shape = args.tensor(i);
@@ -444,6 +453,12 @@ void register_transform_shape_ops(OpTable& table) {
       .inputs({"data", "reps"})
       .type_relation(dyn_tile_relation)
       .fusion_pattern(OpPattern::Opaque);
+  table.add("reinterpret")
+      .describe("The elements' bits read as another dtype of the same width (ONNX BitCast).")
+      .inputs({"data"})
+      .attrs<CastAttrs>()
+      .type_relation(reinterpret_relation)
+      .fusion_pattern(OpPattern::ElemWise);
   table.add("cast")
       .describe("Converts the elements to another dtype.")
       .inputs({"data"})

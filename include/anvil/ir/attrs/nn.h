@@ -231,7 +231,8 @@ using MaxPool1DAttrs = MaxPoolAttrs<1>;
 using MaxPool2DAttrs = MaxPoolAttrs<2>;
 using MaxPool3DAttrs = MaxPoolAttrs<3>;
 
-// nn.avg_pool1d/2d/3d; count_include_pad divides by the whole window, padding included.
+// nn.avg_pool1d/2d/3d; count_include_pad divides by the taps inside the input and its padding
+// (a ceil_mode overhang past the padding is not counted).
 template <int N>
 struct AvgPoolAttrs : AttrsBase<AvgPoolAttrs<N>> {
   static constexpr const char* kTypeKey = N == 1   ? "nn.AvgPool1DAttrs"
