@@ -1,6 +1,6 @@
 // The fused transformer ops of ONNX Runtime's transformer optimizer (com.microsoft Attention,
 // MultiHeadAttention, SkipLayerNormalization, EmbedLayerNormalization, BiasGelu, FastGelu,
-// RotaryEmbedding, ...)
+// RotaryEmbedding, GroupQueryAttention, ...)
 // through the command line over a grid of shapes, masks and attributes; ONNX Runtime's outputs
 // are the oracle.
 #include <cmath>
@@ -188,6 +188,39 @@ rotary(3, (2, 3, 4, 16), offset=True)
 rotary(4, (2, 3, 4, 16), interleaved=1)
 rotary(5, (2, 4, 32), heads=2, dim=8, offset=True)
 
+# GroupQueryAttention: token steps with rows of different lengths (a cache longer than the
+# keys, or shorter so that present grows), prompts (rows without padding: ONNX Runtime leaves
+# the outputs of padding queries unspecified), a local window, rotary embedding, packed q/k/v,
+# one key/value head for four query heads.
+def gqa(k, batch, steps, heads, kv_heads, head, past, seqlens, total, packed=False, **attrs):
+    m = Model()
+    p = 'gqa%d_' % k
+    if packed:
+        ins = [m.rand(p + 'qkv', (batch, steps, (heads + 2 * kv_heads) * head)), '', '']
+    else:
+        ins = [m.rand(p + 'q', (batch, steps, heads * head)),
+               m.rand(p + 'k', (batch, steps, kv_heads * head)),
+               m.rand(p + 'v', (batch, steps, kv_heads * head))]
+    ins += [m.rand(p + 'pk', (batch, kv_heads, past, head)),
+            m.rand(p + 'pv', (batch, kv_heads, past, head)),
+            m.value(p + 'seqlens', np.array(seqlens, np.int32)),
+            m.value(p + 'total', np.array(total, np.int32), initializer=True)]
+    if attrs.get('do_rotary'):
+        angles = np.outer(np.arange(32), 1.0 / 10000 ** (np.arange(head // 2) / (head // 2)))
+        ins += [m.value(p + 'cos', np.cos(angles).astype(np.float32), initializer=True),
+                m.value(p + 'sin', np.sin(angles).astype(np.float32), initializer=True)]
+    m.node('GroupQueryAttention', ins, [p + 'y', p + 'present_k', p + 'present_v'],
+           num_heads=heads, kv_num_heads=kv_heads, **attrs)
+    m.save('gqa%d' % k)
+gqa(0, 2, 1, 4, 2, 8, 5, [5, 3], 6)
+gqa(1, 2, 1, 4, 1, 8, 8, [5, 3], 6)
+gqa(2, 2, 4, 4, 2, 8, 0, [3, 3], 4)
+gqa(3, 2, 1, 4, 2, 8, 5, [5, 3], 6, local_window_size=2)
+gqa(4, 2, 5, 4, 2, 8, 0, [4, 4], 5, local_window_size=2)
+gqa(5, 2, 1, 4, 2, 16, 6, [6, 2], 7, do_rotary=1)
+gqa(6, 1, 3, 4, 2, 16, 0, [2], 3, do_rotary=1, rotary_interleaved=1)
+gqa(7, 2, 1, 4, 2, 8, 5, [5, 3], 6, packed=True)
+
 # Bad input: past state, packed query/key/value.
 m = Model()
 m.node('Attention', [m.rand('x', (1, 4, 8)), m.rand('w', (8, 24), initializer=True), '', '',
@@ -220,6 +253,10 @@ TEST_F(CliTransformerContrib, EmbedLayerNormalizationMatchesOnnxRuntime) {
 
 TEST_F(CliTransformerContrib, RotaryEmbeddingMatchesOnnxRuntime) {
   for (int k = 0; k < 6; ++k) expect_run_matches_oracle("rotary" + std::to_string(k));
+}
+
+TEST_F(CliTransformerContrib, GroupQueryAttentionMatchesOnnxRuntime) {
+  for (int k = 0; k < 8; ++k) expect_run_matches_oracle("gqa" + std::to_string(k));
 }
 
 TEST_F(CliTransformerContrib, PastStateIsOneLineNamingTheNode) {

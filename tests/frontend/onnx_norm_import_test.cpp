@@ -28,11 +28,12 @@ class OnnxNormImport : public ::testing::Test {
 import numpy as np
 import onnx
 from onnx import helper, TensorProto
-def save(name, nodes, inputs, outputs, opset=13, initializers=()):
+def save(name, nodes, inputs, outputs, opset=13, initializers=(), check=True):
     graph = helper.make_graph(nodes, name, inputs, outputs, initializer=list(initializers))
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid('', opset)])
     model.ir_version = 8  # readable by the pinned ONNX Runtime
-    onnx.checker.check_model(model)
+    if check:
+        onnx.checker.check_model(model)
     onnx.save(model, os.path.join(out_dir, name + '.onnx'))
 def values(name, **arrays):
     np.savez(os.path.join(out_dir, name + '.npz'), **arrays)
@@ -59,8 +60,9 @@ scale, bias = np.array([2.0, -1.0], np.float32), np.array([0.5, 3.0], np.float32
 grouped = g.reshape(2, 2, 6).astype(np.float64)
 normal = (grouped - grouped.mean(axis=2, keepdims=True)) / np.sqrt(grouped.var(axis=2, keepdims=True) + 1e-5)
 expected = normal * scale.reshape(1, 2, 1) + bias.reshape(1, 2, 1)
+# The checker rejects GroupNormalization-18 as deprecated (by 21); exported models still hold it.
 save('group_norm_v18', [helper.make_node('GroupNormalization', ['x', 's', 'b'], ['y'], num_groups=2)],
-     [f('x', [2, 4, 3]), f('s', [2]), f('b', [2])], [f('y', [2, 4, 3])], opset=18)
+     [f('x', [2, 4, 3]), f('s', [2]), f('b', [2])], [f('y', [2, 4, 3])], opset=18, check=False)
 values('group_norm_v18', x=g, s=scale, b=bias, y=expected.reshape(2, 4, 3))
 
 # Dropout-7 returns its mask in the data's type; inference keeps everything.

@@ -1,6 +1,7 @@
 // The default domain's transformer ops (opsets 23 on): Attention, RMSNormalization,
-// RotaryEmbedding, Swish and SwiGLU, built from anvil's ops so that they compile like the
-// graphs exporters wrote before these ops existed. Attention follows the ONNX reference: the
+// RotaryEmbedding, Swish and SwiGLU, with ONNX Runtime's com.microsoft RotaryEmbedding and
+// GroupQueryAttention, which share their pieces; built from anvil's ops so that they compile like
+// the graphs exporters wrote before these ops existed. Attention follows the ONNX reference: the
 // scale split as sqrt(scale) on both Q and K, softcap before the mask, an additive bias that
 // sums the attention mask, the causal and sliding-window masks (aligned to the bottom right
 // by the cached length) and the key padding of nonpad_kv_seqlen, and rows every key of which
@@ -453,6 +454,140 @@ std::vector<Expr> convert_contrib_rotary_embedding(ConvertContext& ctx) {
   return {layout.back(ctx, rotate(ctx, x, cos, sin, dim, layout.head, interleaved))};
 }
 
+// com.microsoft GroupQueryAttention as ONNX Runtime's CPU kernel computes it. query (B, S, N*h)
+// (or q, k, v packed along the last axis when key is absent), key/value (B, S, Nkv*h), the
+// cache past_key/value (B, Nkv, P, h), seqlens_k (B) the index of each row's last valid token,
+// total_sequence_length. A prompt (S > 1) ignores the cache: its keys fill rows 0..S-1 of
+// present; a token step (S = 1) appends at row seqlens_k[b]. present is (B, Nkv, max(P, total),
+// h), zeros past each row's keys. Query i of row b sees keys from past_b + i + 1 - window - 1
+// (local_window_size) up to past_b + i and below seqlens_k[b] + 1; queries of a prompt's
+// padding (i > seqlens_k[b]) are left unspecified by ONNX Runtime, here they attend the row's
+// valid keys.
+std::vector<Expr> convert_group_query_attention(ConvertContext& ctx) {
+  const DataType t = float_input(ctx, 0);
+  const int64_t heads = ctx.required_int("num_heads"), kv_heads = ctx.required_int("kv_num_heads");
+  if (heads <= 0 || kv_heads <= 0 || heads % kv_heads != 0)
+    ctx.fail("num_heads ", heads, " must be a positive multiple of kv_num_heads ", kv_heads);
+  if (ctx.attr_int("smooth_softmax", 0) != 0) ctx.fail("smooth_softmax is not supported");
+  if (ctx.attr_float("softcap", 0) != 0) ctx.fail("softcap is not supported");
+  for (size_t i : {9, 10})
+    if (ctx.has_input(i)) ctx.fail("input ", i, " (position_ids, attention_bias) is not supported");
+  const std::vector<int64_t> qd = known_dims(ctx, 0, "query");
+  if (qd.size() != 3) ctx.fail("query must be (batch, sequence, hidden)");
+  const int64_t batch = qd[0], steps = qd[1];
+  Expr q = ctx.input(0), k, v;
+  int64_t head;
+  auto last_slice = [&](const Expr& x, int64_t begin, int64_t end) {
+    return ctx.op("strided_slice", {x},
+                  {{"begin", std::vector<int64_t>{begin}},
+                   {"end", std::vector<int64_t>{end}},
+                   {"axes", std::vector<int64_t>{2}}});
+  };
+  if (!ctx.has_input(1)) {  // packed q, k, v
+    head = qd[2] / (heads + 2 * kv_heads);
+    if (head * (heads + 2 * kv_heads) != qd[2])
+      ctx.fail("a packed width of ", qd[2], " does not split into ", heads, " + 2 x ", kv_heads,
+               " heads");
+    k = last_slice(q, heads * head, (heads + kv_heads) * head);
+    v = last_slice(q, (heads + kv_heads) * head, qd[2]);
+    q = last_slice(q, 0, heads * head);
+  } else {
+    if (qd[2] % heads != 0) ctx.fail("a hidden size of ", qd[2], " does not split into heads");
+    head = qd[2] / heads;
+    k = ctx.input(1);
+    v = ctx.input(2);
+  }
+  if (!ctx.has_input(3) || !ctx.has_input(4) || !ctx.has_input(5) || !ctx.has_input(6))
+    ctx.fail("past_key, past_value, seqlens_k and total_sequence_length are required");
+  const int64_t past = known_dims(ctx, 3, "past_key")[2];
+  // present's length depends on total_sequence_length's value: a constant or an initializer.
+  std::optional<Tensor> total_value = ctx.known_value(6);
+  if (!total_value)
+    ctx.fail("total_sequence_length must be a constant or an initializer (present's length "
+             "depends on it)");
+  const int64_t keys = std::max(past, int64_t(total_value->get_as_double(0)));
+  const bool prompt = steps > 1;
+
+  // Rows as (B, S, N, h); rotary embedding at positions i (prompt) or seqlens_k[b] (token).
+  Expr seqlens = tensor::as_int64(ctx, ctx.input(5));
+  Expr qs = reshape(ctx, q, {0, 0, heads, head}), ks = reshape(ctx, k, {0, 0, kv_heads, head});
+  std::vector<int64_t> step_index(steps);
+  for (int64_t i = 0; i < steps; ++i) step_index[i] = i;
+  Expr steps_row = reshape(ctx, ints_constant(ctx, step_index), {1, steps});
+  if (ctx.attr_int("do_rotary", 0)) {
+    if (!ctx.has_input(7) || !ctx.has_input(8)) ctx.fail("do_rotary needs cos_cache and sin_cache");
+    Expr positions = prompt ? steps_row : reshape(ctx, seqlens, {-1, 1});
+    positions =
+        ctx.op("broadcast_to", {positions}, {{"shape", std::vector<int64_t>{batch, steps}}});
+    Expr cos = ctx.op("take", {ctx.input(7), positions}, {{"axis", int64_t(0)}});
+    Expr sin = ctx.op("take", {ctx.input(8), positions}, {{"axis", int64_t(0)}});
+    const ir::TensorTypeNode& cache = ctx.input_tensor(7);
+    std::optional<int64_t> half = (*cache.shape)[cache.ndim() - 1].as_int();
+    if (!half || 2 * *half > head) ctx.fail("the rotary caches' last dim must be at most head / 2");
+    bool interleaved = ctx.attr_int("rotary_interleaved", 0) != 0;
+    qs = rotate(ctx, qs, cos, sin, 2 * *half, head, interleaved);
+    ks = rotate(ctx, ks, cos, sin, 2 * *half, head, interleaved);
+  }
+  Expr qh = transpose(ctx, qs, {0, 2, 1, 3});  // (B, N, S, h)
+  Expr kh = transpose(ctx, ks, {0, 2, 1, 3});  // (B, Nkv, S, h)
+  Expr vh = transpose(ctx, reshape(ctx, v, {0, 0, kv_heads, head}), {0, 2, 1, 3});
+
+  // present: row j of batch b is past[j] below past_b, new[j - past_b] up to past_b + S, else 0.
+  std::vector<int64_t> key_index(keys);
+  for (int64_t j = 0; j < keys; ++j) key_index[j] = j;
+  Expr key_col = reshape(ctx, ints_constant(ctx, key_index), {1, 1, keys, 1});
+  Expr first_new = prompt ? tensor::int64_scalar(ctx, 0) : reshape(ctx, seqlens, {-1, 1, 1, 1});
+  Expr offset = ctx.op("subtract", {key_col, first_new});  // (B|1, 1, L, 1)
+  Expr is_new =
+      ctx.op("logical_and", {ctx.op("greater_equal", {offset, tensor::int64_scalar(ctx, 0)}),
+                             ctx.op("less", {offset, tensor::int64_scalar(ctx, steps)})});
+  Expr from_new = ctx.op("clip", {offset}, {{"a_min", 0.0}, {"a_max", double(steps - 1)}});
+  from_new = ctx.op("broadcast_to", {from_new},
+                    {{"shape", std::vector<int64_t>{batch, kv_heads, keys, head}}});
+  Expr zero = scalar_constant(ctx, 0, t);
+  auto present_of = [&](size_t cache, const Expr& fresh) {
+    Expr old = ctx.input(cache);
+    if (past < keys) {
+      std::vector<int64_t> pads{0, 0, 0, 0, 0, keys - past, 0, 0};
+      old = ctx.op("nn.pad", {old, zero}, {{"pad_width", pads}});
+    }
+    Expr kept = prompt ? ctx.op("zeros_like", {old})
+                       : ctx.op("where", {ctx.op("less", {key_col, first_new}), old, zero});
+    Expr placed = ctx.op("gather", {fresh, from_new}, {{"axis", int64_t(2)}});
+    return ctx.op("where", {is_new, placed, kept});
+  };
+  Expr present_key = present_of(3, kh), present_value = present_of(4, vh);
+
+  // Keys query i of row b sees: [hi - window - 1, hi) with hi = min(first_new + i + 1, len_b).
+  Expr valid = ctx.op("add", {reshape(ctx, seqlens, {-1, 1, 1, 1}), tensor::int64_scalar(ctx, 1)});
+  Expr query_row = reshape(ctx, ints_constant(ctx, step_index), {1, 1, steps, 1});
+  Expr hi =
+      ctx.op("minimum",
+             {ctx.op("add", {ctx.op("add", {first_new, query_row}), tensor::int64_scalar(ctx, 1)}),
+              valid});  // (B, 1, S, 1)
+  Expr key_row = reshape(ctx, ints_constant(ctx, key_index), {1, 1, 1, keys});
+  Expr allowed = ctx.op("less", {key_row, hi});
+  const int64_t window = ctx.attr_int("local_window_size", -1);
+  if (window >= 0) {
+    Expr lo = ctx.op("subtract", {hi, tensor::int64_scalar(ctx, window + 1)});
+    allowed = ctx.op("logical_and", {allowed, ctx.op("greater_equal", {key_row, lo})});
+  }
+  const int64_t group = heads / kv_heads;
+  auto widen = [&](const Expr& x) {
+    return group == 1 ? x : ctx.op("repeat", {x}, {{"repeats", group}, {"axis", int64_t(1)}});
+  };
+  double scale = ctx.attr_float("scale", 0);
+  if (scale == 0) scale = 1.0 / std::sqrt(double(head));
+  Expr scores =
+      ctx.op("multiply", {ctx.op("matmul", {qh, transpose(ctx, widen(present_key), {0, 1, 3, 2})}),
+                          scalar_constant(ctx, scale, t)});
+  scores = ctx.op("add", {scores, additive(ctx, allowed, t)});
+  Expr probs = ctx.op("nn.softmax", {scores}, {{"axis", int64_t(-1)}});
+  Expr y = ctx.op("matmul", {probs, widen(present_value)});  // (B, N, S, h)
+  y = reshape(ctx, transpose(ctx, y, {0, 2, 1, 3}), {0, 0, heads * head});
+  return {y, present_key, present_value};
+}
+
 // Swish: x * sigmoid(alpha * x); SwiGLU: Swish(A) * B.
 Expr swish(ConvertContext& ctx, const Expr& x, DataType t) {
   double alpha = ctx.attr_float("alpha", 1.0);
@@ -476,6 +611,7 @@ void register_attention_converters(ConverterTable& table) {
   table.add("FlexAttention", 1, convert_flex_attention, "ai.onnx.preview");
   table.add("RotaryEmbedding", 23, convert_rotary_embedding);
   table.add("RotaryEmbedding", 1, convert_contrib_rotary_embedding, "com.microsoft");
+  table.add("GroupQueryAttention", 1, convert_group_query_attention, "com.microsoft");
   table.add("Swish", 24, convert_swish);
   table.add("SwiGLU", 28, convert_swiglu);
 }

@@ -1,0 +1,141 @@
+// Floating-point formats narrower than half precision, as ONNX defines them: float8 E4M3FN,
+// E4M3FNUZ, E5M2, E5M2FNUZ and float4 E2M1. Each value is a sign, an exponent field with a
+// bias, and a mantissa, with a subnormal range at exponent field 0; the formats differ in what
+// they spend on infinities and NaN:
+//   IEEE  (E5M2): exponent all ones is infinity (mantissa 0) or NaN;
+//   FN    (E4M3FN): no infinities, only S.1111.111 is NaN;
+//   FNUZ  (E4M3FNUZ, E5M2FNUZ): no infinities, no negative zero, 1000 0000 is the one NaN;
+//   none  (E2M1): every pattern is a number.
+// Encoding rounds to nearest, ties to even; out of range it saturates to the largest finite
+// value, or gives infinity (IEEE) or NaN (the others) when not saturating, as ONNX's Cast.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+namespace anvil {
+
+struct MiniFloatFormat {
+  enum class Specials : uint8_t { Ieee, Fn, Fnuz, None };
+  int exponent_bits;
+  int mantissa_bits;
+  int bias;
+  Specials specials;
+
+  static constexpr MiniFloatFormat e4m3fn() { return {4, 3, 7, Specials::Fn}; }
+  static constexpr MiniFloatFormat e4m3fnuz() { return {4, 3, 8, Specials::Fnuz}; }
+  static constexpr MiniFloatFormat e5m2() { return {5, 2, 15, Specials::Ieee}; }
+  static constexpr MiniFloatFormat e5m2fnuz() { return {5, 2, 16, Specials::Fnuz}; }
+  static constexpr MiniFloatFormat e2m1() { return {2, 1, 1, Specials::None}; }
+
+  int total_bits() const { return 1 + exponent_bits + mantissa_bits; }
+  // The code of the largest finite magnitude (sign bit clear).
+  uint32_t max_finite_code() const;
+  // The code of NaN (sign bit clear), or of the largest magnitude for formats without NaN.
+  uint32_t nan_code() const;
+};
+
+inline uint32_t MiniFloatFormat::max_finite_code() const {
+  const uint32_t exponent_ones = (1u << exponent_bits) - 1,
+                 mantissa_ones = (1u << mantissa_bits) - 1;
+  switch (specials) {
+    case Specials::Ieee:
+      return ((exponent_ones - 1) << mantissa_bits) | mantissa_ones;
+    case Specials::Fn:
+      return (exponent_ones << mantissa_bits) | (mantissa_ones - 1);
+    case Specials::Fnuz:
+    case Specials::None:
+      break;
+  }
+  return (exponent_ones << mantissa_bits) | mantissa_ones;
+}
+
+inline uint32_t MiniFloatFormat::nan_code() const {
+  const uint32_t exponent_ones = (1u << exponent_bits) - 1,
+                 mantissa_ones = (1u << mantissa_bits) - 1;
+  switch (specials) {
+    case Specials::Ieee:
+    case Specials::Fn:
+      return (exponent_ones << mantissa_bits) | mantissa_ones;
+    case Specials::Fnuz:
+      return 1u << (exponent_bits + mantissa_bits);
+    case Specials::None:
+      break;
+  }
+  return max_finite_code();
+}
+
+// The value of a code (its low total_bits() bits).
+inline double minifloat_decode(uint32_t code, MiniFloatFormat f) {
+  const int m = f.mantissa_bits, e = f.exponent_bits;
+  const uint32_t sign_bit = 1u << (e + m);
+  code &= (sign_bit << 1) - 1;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  if (f.specials == MiniFloatFormat::Specials::Fnuz && code == sign_bit) return nan;
+  const bool negative = (code & sign_bit) != 0;
+  const uint32_t exponent = (code >> m) & ((1u << e) - 1), mantissa = code & ((1u << m) - 1);
+  const uint32_t exponent_ones = (1u << e) - 1;
+  double magnitude;
+  if (f.specials == MiniFloatFormat::Specials::Ieee && exponent == exponent_ones) {
+    magnitude = mantissa == 0 ? std::numeric_limits<double>::infinity() : nan;
+  } else if (f.specials == MiniFloatFormat::Specials::Fn && exponent == exponent_ones &&
+             mantissa == (1u << m) - 1) {
+    magnitude = nan;
+  } else if (exponent == 0) {
+    magnitude = std::ldexp(double(mantissa), 1 - f.bias - m);
+  } else {
+    magnitude = std::ldexp(double((1u << m) | mantissa), int(exponent) - f.bias - m);
+  }
+  return negative ? -magnitude : magnitude;
+}
+
+// The code nearest to a value (ties to even); see the file comment for out-of-range values.
+inline uint32_t minifloat_encode(double value, MiniFloatFormat f, bool saturate) {
+  const int m = f.mantissa_bits;
+  const uint32_t sign_bit = 1u << (f.exponent_bits + m);
+  if (std::isnan(value)) return f.nan_code();
+  const uint32_t sign = std::signbit(value) ? sign_bit : 0;
+  // FNUZ has no negative zero; a result that rounds to zero is +0.
+  auto with_sign = [&](uint32_t magnitude_code) {
+    if (magnitude_code == 0 && f.specials == MiniFloatFormat::Specials::Fnuz) return 0u;
+    return sign | magnitude_code;
+  };
+  auto overflow = [&]() {
+    if (saturate || f.specials == MiniFloatFormat::Specials::None)
+      return with_sign(f.max_finite_code());
+    if (f.specials == MiniFloatFormat::Specials::Ieee)
+      return sign | (((1u << f.exponent_bits) - 1) << m);  // infinity
+    return f.nan_code();
+  };
+  const double magnitude = std::fabs(value);
+  if (std::isinf(magnitude)) return overflow();
+  if (magnitude == 0) return with_sign(0);
+  int exponent;
+  std::frexp(magnitude, &exponent);  // magnitude = fraction * 2^exponent, fraction in [0.5, 1)
+  // The exponent of the value's leading bit, no lower than the smallest normal's (below it the
+  // spacing of subnormals is that of the smallest binade).
+  const int lead = std::max(exponent - 1, 1 - f.bias);
+  // Steps of the grid at that binade; exact, since scaling by a power of two is.
+  const double steps = std::ldexp(magnitude, m - lead);
+  double rounded = std::nearbyint(steps);  // the default rounding mode: ties to even
+  uint32_t code;
+  if (lead == 1 - f.bias) {
+    // Subnormals and the smallest binade: the step count is the code itself (a count of 2^m
+    // is exponent field 1, mantissa 0).
+    code = uint32_t(rounded);
+  } else {
+    int field = lead + f.bias;
+    if (rounded >= std::ldexp(1.0, m + 1)) {  // rounded up into the next binade
+      rounded /= 2;
+      ++field;
+    }
+    if (field >= (1 << f.exponent_bits)) return overflow();
+    code = (uint32_t(field) << m) | (uint32_t(rounded) - (1u << m));
+  }
+  if (code > f.max_finite_code()) return overflow();
+  return with_sign(code);
+}
+
+}  // namespace anvil
