@@ -23,17 +23,8 @@ using ir::Expr;
 
 constexpr double kMinusInf = -std::numeric_limits<double>::infinity();
 
-DataType float_input(const ConvertContext& ctx, size_t i) {
-  DataType t = ctx.input_tensor(i).dtype;
-  if (!t.is_float()) ctx.fail("input ", i, " must be a float tensor, got ", t.to_string());
-  return t;
-}
-
-std::vector<int64_t> known_dims(const ConvertContext& ctx, size_t i, const char* what) {
-  std::optional<std::vector<int64_t>> dims = tensor::static_dims(ctx, i);
-  if (!dims) ctx.fail(what, " (input ", i, ") must have static dims");
-  return *dims;
-}
+using tensor::float_input;
+using tensor::known_dims;
 
 Expr transpose(ConvertContext& ctx, const Expr& x, std::vector<int64_t> axes) {
   return ctx.op("transpose", {x}, {{"axes", std::move(axes)}});
@@ -503,8 +494,9 @@ std::vector<Expr> convert_group_query_attention(ConvertContext& ctx) {
   // present's length depends on total_sequence_length's value: a constant or an initializer.
   std::optional<Tensor> total_value = ctx.known_value(6);
   if (!total_value)
-    ctx.fail("total_sequence_length must be a constant or an initializer (present's length "
-             "depends on it)");
+    ctx.fail(
+        "total_sequence_length must be a constant or an initializer (present's length "
+        "depends on it)");
   const int64_t keys = std::max(past, int64_t(total_value->get_as_double(0)));
   const bool prompt = steps > 1;
 

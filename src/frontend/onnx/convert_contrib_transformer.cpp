@@ -21,11 +21,7 @@ void refuse_outputs(const ConvertContext& ctx, int from, const char* what) {
     if (ctx.output_requested(i)) ctx.fail("output ", i, " (", what, ") is not supported");
 }
 
-DataType float_input(const ConvertContext& ctx, size_t i) {
-  DataType t = ctx.input_tensor(i).dtype;
-  if (!t.is_float()) ctx.fail("input ", i, " must be a float tensor, got ", t.to_string());
-  return t;
-}
+using tensor::float_input;
 
 Expr add(ConvertContext& ctx, const Expr& a, const Expr& b) { return ctx.op("add", {a, b}); }
 

@@ -17,17 +17,8 @@ namespace {
 
 using ir::Expr;
 
-DataType float_input(const ConvertContext& ctx, size_t i) {
-  DataType t = ctx.input_tensor(i).dtype;
-  if (!t.is_float()) ctx.fail("input ", i, " must be a float tensor, got ", t.to_string());
-  return t;
-}
-
-std::vector<int64_t> known_dims(const ConvertContext& ctx, size_t i, const char* what) {
-  std::optional<std::vector<int64_t>> dims = tensor::static_dims(ctx, i);
-  if (!dims) ctx.fail(what, " (input ", i, ") must have static dims");
-  return *dims;
-}
+using tensor::float_input;
+using tensor::known_dims;
 
 class Builder {
  public:

@@ -49,6 +49,18 @@ std::optional<std::vector<int64_t>> static_dims(const ConvertContext& ctx, size_
   return ctx.input_tensor(i).static_shape();
 }
 
+std::vector<int64_t> known_dims(const ConvertContext& ctx, size_t i, const char* what) {
+  std::optional<std::vector<int64_t>> dims = static_dims(ctx, i);
+  if (!dims) ctx.fail(what, " (input ", i, ") must have static dims");
+  return *dims;
+}
+
+DataType float_input(const ConvertContext& ctx, size_t i) {
+  DataType t = ctx.input_tensor(i).dtype;
+  if (!t.is_float()) ctx.fail("input ", i, " must be a float tensor, got ", t.to_string());
+  return t;
+}
+
 int64_t static_length(const ConvertContext& ctx, size_t i, const char* what) {
   const TensorTypeNode& t = ctx.input_tensor(i);
   if (t.shape->size() != 1)

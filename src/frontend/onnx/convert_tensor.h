@@ -32,6 +32,12 @@ ir::Expr as_int64(ConvertContext& ctx, const ir::Expr& value);
 // The static dims of input i, or nullopt when a dim is symbolic.
 std::optional<std::vector<int64_t>> static_dims(const ConvertContext& ctx, size_t i);
 
+// The static dims of input i; an error saying `what` needs them when a dim is symbolic.
+std::vector<int64_t> known_dims(const ConvertContext& ctx, size_t i, const char* what);
+
+// Input i's dtype, which must be a float type; an error naming the node otherwise.
+DataType float_input(const ConvertContext& ctx, size_t i);
+
 // The length of input i, a 1-D tensor whose values may be known only at run
 // time; fails naming `what` when it is not 1-D or its length is symbolic.
 int64_t static_length(const ConvertContext& ctx, size_t i, const char* what);
