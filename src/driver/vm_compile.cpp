@@ -5,6 +5,7 @@
 // the region, then the branches inline between jumps.
 #include "driver/vm_compile.h"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <optional>
@@ -457,6 +458,9 @@ class VmCompiler {
     std::vector<const ir::TensorTypeNode*> out_types;
     flatten_type(result_type, out_types);
 
+    if (std::optional<RegValue> called = emit_runtime_function_call(fn, inputs, result_type))
+      return *called;
+
     // A kernel needs every dim static or computable from the size variables bound so far.
     bool compiled = true, dynamic = false;
     auto expressible = [&](const ir::TensorTypeNode* tensor) {
@@ -508,6 +512,44 @@ class VmCompiler {
       // Unknown dims of the results are named now, so that later groups compile over them.
       for (size_t i = 0; i < outputs.size(); ++i) match_unknown_dims(outputs[i], *out_types[i]);
     }
+    return shape_like(result_type, outputs);
+  }
+
+  // A group that is one call of an op the runtime library implements (the op's
+  // "runtime_function", anvil/runtime/builtins.h): an InvokePacked of that global function,
+  // which a loader finds by name. Its arguments are the group's tensor parameters and constants.
+  std::optional<RegValue> emit_runtime_function_call(const ir::Function& fn,
+                                                     const std::vector<RegIndex>& inputs,
+                                                     const ir::Type& result_type) {
+    const auto* call = ir::as<ir::CallNode>(fn->body);
+    const ir::OpNode* op = call ? call->op() : nullptr;
+    const std::string* name =
+        op && op->def ? op->def->get_extra<std::string>("runtime_function") : nullptr;
+    if (!name) return std::nullopt;
+    std::optional<PackedFunc> func = find_global(*name);
+    ANVIL_ICHECK(func, "build_vm: runtime function '", *name, "' of ", op->name,
+                 " is not registered");
+    if (inputs.size() != fn->params.size()) return std::nullopt;  // a tuple parameter
+    std::vector<RegIndex> args;
+    for (const ir::Expr& arg : call->args) {
+      auto param = std::find_if(fn->params.begin(), fn->params.end(),
+                                [&](const ir::Var& p) { return p.get() == arg.get(); });
+      if (param != fn->params.end()) {
+        args.push_back(inputs[size_t(param - fn->params.begin())]);
+      } else if (ir::as<ir::ConstantNode>(arg)) {
+        args.push_back(evaluate(arg).reg);
+      } else {
+        return std::nullopt;
+      }
+    }
+    std::vector<const ir::TensorTypeNode*> out_types;
+    flatten_type(result_type, out_types);
+    std::vector<RegIndex> outputs;
+    for (size_t i = 0; i < out_types.size(); ++i) outputs.push_back(new_reg());
+    program_.runtime_funcs.push_back(vm::RuntimeFunc{*name, *func, ""});
+    emit(instruction(Opcode::InvokePacked, args, outputs,
+                     int32_t(program_.runtime_funcs.size() - 1)));
+    for (size_t i = 0; i < outputs.size(); ++i) match_unknown_dims(outputs[i], *out_types[i]);
     return shape_like(result_type, outputs);
   }
 

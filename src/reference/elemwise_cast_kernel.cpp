@@ -5,7 +5,10 @@
 // - float to integer truncates toward zero. ONNX leaves out-of-range values
 //   undefined; here they saturate to the dtype's range and NaN becomes 0, so
 //   the result never depends on the platform;
-// - integer to integer keeps the low bits (two's complement wrap-around);
+// - integer to integer keeps the low bits (two's complement wrap-around), and so
+//   does float to int4/uint4/int2/uint2 after truncating (as ml_dtypes converts);
+// - to float8/float4 rounds to nearest even and saturates (Cast's default
+//   saturate=1: beyond the largest finite value, infinity included, gives it);
 // - anything to bool is "not zero" (NaN is not zero, so true).
 #include <cmath>
 #include <cstring>
@@ -34,6 +37,7 @@ I saturate_to(double truncated) {
 // A float truncated into an integer dtype of any width, saturating.
 int64_t float_to_integer(double value, DataType to) {
   double t = std::trunc(value);
+  if (to.is_sub_byte_int()) return saturate_to<int64_t>(t);  // from_int64s wraps
   if (to.is_int()) {
     switch (to.bits) {
       case 8:
@@ -68,6 +72,13 @@ std::vector<Tensor> cast_kernel(const KernelArgs& args) {
   if (is_integer_like(from)) {
     std::vector<int64_t> values = to_int64s(x);
     if (is_integer_like(to)) return {from_int64s(values, shape, to)};  // wraps; bool is v != 0
+    if (to.is_minifloat()) {
+      std::vector<double> exact(values.size());
+      with_integer_type(from, [&]<typename I>(I) {
+        for (size_t i = 0; i < values.size(); ++i) exact[i] = double(I(values[i]));
+      });
+      return {store_floats(exact, shape, to)};
+    }
     int precision = float_precision(to);
     std::vector<double> result(values.size());
     with_integer_type(from, [&]<typename I>(I) {

@@ -67,10 +67,16 @@ double round_magnitude(uint64_t magnitude, int precision) {
 }
 
 Tensor store_floats(const std::vector<double>& values, std::vector<int64_t> shape, DataType dtype) {
-  ANVIL_ICHECK(dtype.is_float() || dtype.is_bfloat(), "store_floats into ", dtype.to_string());
+  ANVIL_ICHECK(dtype.is_float() || dtype.is_bfloat() || dtype.is_minifloat(), "store_floats into ",
+               dtype.to_string());
   Tensor t = Tensor::empty(std::move(shape), dtype);
   ANVIL_ICHECK(int64_t(values.size()) == t.numel(), "value count ", values.size(), " vs ",
                t.numel());
+  // float8 and float4 encode from the double itself: one rounding, saturating.
+  if (dtype.is_minifloat()) {
+    for (size_t i = 0; i < values.size(); ++i) t.set_from_double(int64_t(i), values[i]);
+    return t;
+  }
   // After rounding every value is representable, so the float32 step inside
   // set_from_double (and the 16-bit conversion after it) is exact.
   for (size_t i = 0; i < values.size(); ++i)

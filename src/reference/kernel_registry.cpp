@@ -28,6 +28,7 @@ void register_all_families() {
     register_index_kernels();
     register_creation_kernels();
     register_qnn_kernels();
+    register_vision_kernels();
   });
 }
 

@@ -36,12 +36,12 @@ std::vector<int64_t> to_int64s(const Tensor& t) {
     if (dt.is_bool()) {
       out[i] = load(uint8_t{}) != 0;
     } else if (dt.is_int()) {
-      out[i] = dt.bits == 8    ? load(int8_t{})
+      out[i] = dt.bits <= 8    ? load(int8_t{})
                : dt.bits == 16 ? load(int16_t{})
                : dt.bits == 32 ? load(int32_t{})
                                : load(int64_t{});
     } else if (dt.is_uint()) {
-      out[i] = dt.bits == 8    ? int64_t(load(uint8_t{}))
+      out[i] = dt.bits <= 8    ? int64_t(load(uint8_t{}))
                : dt.bits == 16 ? int64_t(load(uint16_t{}))
                : dt.bits == 32 ? int64_t(load(uint32_t{}))
                                : int64_t(load(uint64_t{}));
@@ -79,7 +79,8 @@ Tensor from_int64s(const std::vector<int64_t>& values, std::vector<int64_t> shap
   for (size_t i = 0; i < values.size(); ++i) {
     int64_t v = values[i];
     if (dtype.is_bool()) v = v != 0;
-    if (dtype.is_float() || dtype.is_bfloat()) {
+    v = wrap_to_bits(v, dtype);
+    if (dtype.is_float() || dtype.is_bfloat() || dtype.is_minifloat()) {
       t.set_from_double(int64_t(i), double(v));
       continue;
     }

@@ -14,6 +14,7 @@
 
 #include "anvil/ir/attrs/nn.h"
 #include "anvil/ir/attrs/qnn.h"
+#include "reference/elemwise_kernels.h"
 #include "reference/kernel_families.h"
 #include "reference/kernel_util.h"
 #include "reference/nn_kernel_util.h"
@@ -65,6 +66,15 @@ std::vector<Tensor> quantize_in(const KernelArgs& args) {
   std::vector<int64_t> zero_point = to_int64s(args.inputs[2]);
   std::vector<int64_t> at = param_index(x.shape_vector(), args.inputs[1].shape_vector(), attrs);
   DataType out = args.out_dtype();
+  if (out.is_minifloat()) {
+    // x / scale (+ a zero point that ONNX requires to be 0), rounded once, saturating.
+    std::vector<double> zero = to_doubles(args.inputs[2]), scaled(values.size());
+    for (size_t i = 0; i < values.size(); ++i) {
+      size_t p = size_t(at[i]);
+      scaled[i] = double(F(values[i]) / F(scale[p]) + F(zero[p]));
+    }
+    return {elemwise::store_floats(scaled, x.shape_vector(), out)};
+  }
   auto [lo, hi] = integer_range(out);
   std::vector<int64_t> result(values.size());
   for (size_t i = 0; i < values.size(); ++i) {
@@ -79,9 +89,18 @@ template <typename F>
 std::vector<Tensor> dequantize_in(const KernelArgs& args) {
   const auto& attrs = args.attrs_as<ir::QuantizeAttrs>();
   const Tensor& x = args.inputs[0];
-  std::vector<int64_t> values = to_int64s(x), zero_point = to_int64s(args.inputs[2]);
   std::vector<double> scale = to_doubles(args.inputs[1]);
   std::vector<int64_t> at = param_index(x.shape_vector(), args.inputs[1].shape_vector(), attrs);
+  if (x.dtype().is_minifloat()) {
+    std::vector<double> decoded = to_doubles(x), zero = to_doubles(args.inputs[2]);
+    std::vector<double> result(decoded.size());
+    for (size_t i = 0; i < decoded.size(); ++i) {
+      size_t p = size_t(at[i]);
+      result[i] = double((F(decoded[i]) - F(zero[p])) * F(scale[p]));
+    }
+    return {from_doubles(result, x.shape_vector(), args.out_dtype())};
+  }
+  std::vector<int64_t> values = to_int64s(x), zero_point = to_int64s(args.inputs[2]);
   std::vector<double> result(values.size());
   for (size_t i = 0; i < values.size(); ++i) {
     size_t p = size_t(at[i]);

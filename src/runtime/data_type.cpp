@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "anvil/support/error.h"
+#include "anvil/support/minifloat.h"
 
 namespace anvil {
 namespace {
@@ -13,12 +14,24 @@ bool parse_number(std::string_view text, int& out) {
   return ec == std::errc() && end == text.data() + text.size();
 }
 
+struct MiniFloatName {
+  std::string_view name;
+  uint8_t code;
+  uint8_t bits;
+};
+constexpr MiniFloatName kMiniFloatNames[] = {
+    {"float8_e4m3fn", DataType::Float8E4M3FN, 8}, {"float8_e4m3fnuz", DataType::Float8E4M3FNUZ, 8},
+    {"float8_e5m2", DataType::Float8E5M2, 8},     {"float8_e5m2fnuz", DataType::Float8E5M2FNUZ, 8},
+    {"float4_e2m1fn", DataType::Float4E2M1FN, 4},
+};
+
 bool is_supported(DataType t) {
+  if (t.is_minifloat()) return t.bits == (t.code == DataType::Float4E2M1FN ? 4 : 8);
   switch (t.code) {
     case DataType::Int:
     case DataType::UInt:
-      return t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64 ||
-             (t.code == DataType::UInt && t.bits == 1);
+      return t.bits == 2 || t.bits == 4 || t.bits == 8 || t.bits == 16 || t.bits == 32 ||
+             t.bits == 64 || (t.code == DataType::UInt && t.bits == 1);
     case DataType::Float:
       return t.bits == 16 || t.bits == 32 || t.bits == 64;
     case DataType::BFloat:
@@ -39,8 +52,13 @@ DataType DataType::parse(std::string_view text) {
   }
   DataType result;
   if (text == "handle") return handle();
+  const MiniFloatName* mini = nullptr;
+  for (const MiniFloatName& m : kMiniFloatNames)
+    if (base == m.name) mini = &m;
   if (base == "bool") {
     result = boolean();
+  } else if (mini) {
+    result = DataType(mini->code, mini->bits);
   } else {
     struct Prefix {
       std::string_view name;
@@ -68,6 +86,9 @@ std::string DataType::to_string() const {
   if (is_handle() && bits == 64 && lanes == 1) return "handle";
   if (is_bool()) {
     name = "bool";
+  } else if (is_minifloat()) {
+    for (const MiniFloatName& m : kMiniFloatNames)
+      if (m.code == code) name = m.name;
   } else {
     switch (code) {
       case Int:
@@ -90,6 +111,23 @@ std::string DataType::to_string() const {
   }
   if (lanes != 1) name += "x" + std::to_string(lanes);
   return name;
+}
+
+MiniFloatFormat DataType::minifloat_format() const {
+  switch (code) {
+    case Float8E4M3FN:
+      return MiniFloatFormat::e4m3fn();
+    case Float8E4M3FNUZ:
+      return MiniFloatFormat::e4m3fnuz();
+    case Float8E5M2:
+      return MiniFloatFormat::e5m2();
+    case Float8E5M2FNUZ:
+      return MiniFloatFormat::e5m2fnuz();
+    case Float4E2M1FN:
+      return MiniFloatFormat::e2m1();
+    default:
+      throw_error("data type ", to_string(), " is not a float8 or float4 type");
+  }
 }
 
 DataType DataType::from_dlpack(DLDataType t) {

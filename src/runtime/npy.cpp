@@ -56,6 +56,9 @@ std::string descriptor_of(DataType dtype) {
                 " tensor has no numpy dtype; vector types cannot be saved");
   if (dtype.is_bfloat())
     throw_error("a bfloat16 tensor has no numpy dtype; convert it to float32 first");
+  if (dtype.is_minifloat())
+    throw_error("a ", dtype.to_string(), " tensor has no numpy dtype; convert it to float32 first");
+  // int4, uint4, int2 and uint2 are saved as the int8 or uint8 each element is stored in.
   if (dtype.is_bool()) return "|b1";
   char kind = dtype.is_float() ? 'f' : dtype.is_int() ? 'i' : 'u';
   char order = dtype.bytes() == 1 ? '|' : kNativeOrder;

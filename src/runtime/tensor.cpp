@@ -7,6 +7,7 @@
 
 #include "anvil/support/error.h"
 #include "anvil/support/half.h"
+#include "anvil/support/minifloat.h"
 #include "runtime/binary_io.h"
 
 namespace anvil {
@@ -236,6 +237,7 @@ double Tensor::get_as_double(int64_t flat_index) const {
     return v;
   };
   if (t.is_bool()) return load(uint8_t{}) != 0;
+  if (t.is_minifloat()) return minifloat_decode(load(uint8_t{}), t.minifloat_format());
   switch (t.code) {
     case DataType::Float:
       if (t.bits == 16) return half_to_float(load(uint16_t{}));
@@ -244,12 +246,12 @@ double Tensor::get_as_double(int64_t flat_index) const {
     case DataType::BFloat:
       return bfloat16_to_float(load(uint16_t{}));
     case DataType::Int:
-      if (t.bits == 8) return load(int8_t{});
+      if (t.bits <= 8) return load(int8_t{});
       if (t.bits == 16) return load(int16_t{});
       if (t.bits == 32) return load(int32_t{});
       return double(load(int64_t{}));
     default:
-      if (t.bits == 8) return load(uint8_t{});
+      if (t.bits <= 8) return load(uint8_t{});
       if (t.bits == 16) return load(uint16_t{});
       if (t.bits == 32) return load(uint32_t{});
       return double(load(uint64_t{}));
@@ -261,6 +263,9 @@ void Tensor::set_from_double(int64_t flat_index, double value) {
   DataType t = dtype();
   auto store = [p](auto v) { std::memcpy(p, &v, sizeof(v)); };
   if (t.is_bool()) return store(uint8_t(value != 0));
+  if (t.is_minifloat())
+    return store(uint8_t(minifloat_encode(value, t.minifloat_format(), /*saturate=*/true)));
+  if (t.is_sub_byte_int()) return store(uint8_t(wrap_to_bits(int64_t(value), t)));
   switch (t.code) {
     case DataType::Float:
       if (t.bits == 16) return store(float_to_half(float(value)));

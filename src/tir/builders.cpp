@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "anvil/support/error.h"
+#include "anvil/support/minifloat.h"
 #include "anvil/tir/tir.h"
 
 namespace anvil::tir {
@@ -11,12 +12,19 @@ namespace anvil::tir {
 PrimExpr make_const(DataType dtype, double value) {
   if (dtype.lanes > 1) return broadcast(make_const(dtype.element_of(), value), dtype.lanes);
   if (dtype.is_float() || dtype.is_bfloat()) return FloatImmNode::make(dtype, value);
+  // A float8 or float4 immediate holds the value its code stands for (infinity and NaN where
+  // the format has them: an immediate is a value, not a saturating conversion).
+  if (dtype.is_minifloat()) {
+    MiniFloatFormat f = dtype.minifloat_format();
+    return FloatImmNode::make(dtype, minifloat_decode(minifloat_encode(value, f, false), f));
+  }
   return IntImmNode::make(dtype, int64_t(value));
 }
 
 PrimExpr make_int(int64_t value, DataType dtype) {
   if (dtype.lanes > 1) return broadcast(make_int(value, dtype.element_of()), dtype.lanes);
-  if (dtype.is_float() || dtype.is_bfloat()) return FloatImmNode::make(dtype, double(value));
+  if (dtype.is_float() || dtype.is_bfloat() || dtype.is_minifloat())
+    return make_const(dtype, double(value));
   return IntImmNode::make(dtype, value);
 }
 
@@ -244,7 +252,8 @@ PrimExpr cast(DataType dtype, PrimExpr value) {
   if (dtype.lanes == 1) {
     if (const auto* imm = as<IntImmNode>(value)) return make_const(dtype, double(imm->value));
     if (const auto* imm = as<FloatImmNode>(value)) {
-      if (dtype.is_float() || dtype.is_bfloat()) return make_const(dtype, imm->value);
+      if (dtype.is_float() || dtype.is_bfloat() || dtype.is_minifloat())
+        return make_const(dtype, imm->value);
       if (std::isfinite(imm->value) && std::fabs(imm->value) < 9.2e18)
         return make_int(int64_t(imm->value), dtype);
     }

@@ -116,8 +116,8 @@ Ref<const IntImmNode> IntImmNode::make(DataType dtype, int64_t value) {
 }
 
 Ref<const FloatImmNode> FloatImmNode::make(DataType dtype, double value) {
-  ANVIL_ICHECK((dtype.is_float() || dtype.is_bfloat()) && dtype.lanes == 1, "FloatImm of type ",
-               dtype.to_string());
+  ANVIL_ICHECK((dtype.is_float() || dtype.is_bfloat() || dtype.is_minifloat()) && dtype.lanes == 1,
+               "FloatImm of type ", dtype.to_string());
   auto n = make_ref<FloatImmNode>();
   n->dtype = dtype;
   n->value = value;

@@ -21,6 +21,12 @@ void register_activation_computes();
 PrimExpr cast_value(DataType to, PrimExpr x) {
   DataType from = x.dtype();
   if (from.element_of() == to.element_of()) return x;
+  // float8 and float4 values convert exactly to float32 first.
+  if (from.is_minifloat() && !to.is_minifloat())
+    return cast_value(to, tir::cast(DataType::float32().with_lanes(from.lanes), x));
+  // Into int4/uint4/int2/uint2: saturated into int32, then wrapped to the low bits.
+  if (to.is_sub_byte_int() && !from.is_sub_byte_int() && !from.is_int() && !from.is_uint())
+    return tir::cast(to.with_lanes(from.lanes), cast_value(DataType::int32(), x));
   bool to_integer = to.is_int() || to.is_uint();
   if (!is_float_like(from) || !to_integer) return tir::cast(to.with_lanes(from.lanes), x);
   // A float outside the integer range has no defined conversion in LLVM; the reference

@@ -38,6 +38,20 @@ std::vector<te::Tensor> quantize_compute(const ComputeArgs& args) {
   const auto& attrs = args.attrs_as<ir::QuantizeAttrs>();
   const te::Tensor &x = args.inputs[0], &scale = args.inputs[1], &zero_point = args.inputs[2];
   DataType f = arithmetic_type(x, scale), out = args.out_dtype();
+  if (out.is_minifloat()) {
+    // x / scale rounded once, by the saturating conversion (the zero point is 0 by ONNX's rule,
+    // added in case it is not).
+    return {te::compute(
+        x.shape(),
+        [&](const std::vector<Var>& i) {
+          std::vector<PrimExpr> p = param_index(x, scale, attrs, i, args.op_name());
+          PrimExpr v = tir::cast(f, x.at(std::vector<PrimExpr>(i.begin(), i.end()))) /
+                           tir::cast(f, scale.at(p)) +
+                       tir::cast(f, zero_point.at(p));
+          return tir::cast(out, v);
+        },
+        tensor_name(args.op_name()))};
+  }
   PrimExpr lo = tir::make_const(f, double(lowest_value(out)));
   PrimExpr hi = tir::make_const(f, double(highest_value(out)));
   return {te::compute(
@@ -62,10 +76,13 @@ std::vector<te::Tensor> dequantize_compute(const ComputeArgs& args) {
       x.shape(),
       [&](const std::vector<Var>& i) {
         std::vector<PrimExpr> p = param_index(x, scale, attrs, i, args.op_name());
-        PrimExpr shifted =
-            tir::cast(DataType::int32(), x.at(std::vector<PrimExpr>(i.begin(), i.end()))) -
-            tir::cast(DataType::int32(), zero_point.at(p));
-        PrimExpr v = tir::cast(f, shifted) * tir::cast(f, scale.at(p));
+        PrimExpr value = x.at(std::vector<PrimExpr>(i.begin(), i.end()));
+        // float8 / float4 data is shifted in float32, where it is exact.
+        PrimExpr shifted = x.dtype().is_minifloat()
+                               ? tir::cast(f, value) - tir::cast(f, zero_point.at(p))
+                               : tir::cast(f, tir::cast(DataType::int32(), value) -
+                                                  tir::cast(DataType::int32(), zero_point.at(p)));
+        PrimExpr v = shifted * tir::cast(f, scale.at(p));
         return out == f ? v : tir::cast(out, v);
       },
       tensor_name(args.op_name()))};

@@ -114,7 +114,8 @@ std::string compare(const Tensor& expected, const Tensor& got, const std::string
   if (expected.shape_vector() != got.shape_vector())
     return name + ": shape " + shape_to_string(got.shape()) + ", expected " +
            shape_to_string(expected.shape());
-  bool is_float = expected.dtype().is_float() || expected.dtype().is_bfloat();
+  bool is_float = expected.dtype().is_float() || expected.dtype().is_bfloat() ||
+                  expected.dtype().is_minifloat();
   double rtol = 1e-3, atol = 1e-5;
   if (expected.dtype() == DataType::float16() || expected.dtype().is_bfloat()) atol = 1e-3;
   // bfloat16 keeps 8 significant bits: a value rounded to it once more or once less along the

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "anvil/ir/attrs/transform.h"
+#include "anvil/support/minifloat.h"
 #include "tensor_kernel_test_util.h"
 
 namespace anvil::reference {
@@ -251,6 +252,41 @@ TEST(CastKernel, ToAndFromBool) {
             (std::vector<int64_t>{0, 1, 1}));
   EXPECT_EQ(values_of(cast(integers({1, 0}, DataType::boolean()), DataType::float32())),
             (std::vector<double>{1, 0}));
+}
+
+TEST(CastKernel, ToFloat8RoundsToNearestEvenAndSaturates) {
+  // E4M3FN near 1 has a spacing of 2^-3: 1 + 2^-4 is a tie -> even (1); 1 + 3 * 2^-4 -> 1.25.
+  // Past 448 (the largest) it saturates, infinity included; NaN stays NaN.
+  Tensor x = floats({1 + 0x1p-4, 1 + 3 * 0x1p-4, 500, -kInf, kNaN, 0x1p-9});
+  Tensor y = cast(x, DataType::float8_e4m3fn());
+  EXPECT_EQ(y.dtype(), DataType::float8_e4m3fn());
+  const auto* codes = static_cast<const uint8_t*>(y.data());
+  for (int64_t i = 0; i < x.numel(); ++i)
+    EXPECT_EQ(int(codes[i]),
+              int(minifloat_encode(x.get_as_double(i), MiniFloatFormat::e4m3fn(), true)))
+        << "element " << i;
+  std::vector<double> back = values_of(cast(y, DataType::float32()));
+  EXPECT_EQ(back[0], 1.0);
+  EXPECT_EQ(back[1], 1.25);
+  EXPECT_EQ(back[2], 448.0);
+  EXPECT_EQ(back[3], -448.0);
+  EXPECT_TRUE(std::isnan(back[4]));
+  EXPECT_EQ(back[5], 0x1p-9);  // the smallest subnormal
+  // Integers go through their exact value; E5M2 keeps infinity as a value of its own.
+  EXPECT_EQ(
+      values_of(cast(cast(integers({3, -100000}), DataType::float8_e5m2()), DataType::float32())),
+      (std::vector<double>{3, -57344}));
+}
+
+TEST(CastKernel, FloatToSubByteIntegersTruncatesAndWraps) {
+  // As ml_dtypes converts (and ONNX's node tests expect): truncate, keep the low bits.
+  EXPECT_EQ(ints_of(cast(floats({-9, 7.9, 8, 15, -1.5}), DataType::int4())),
+            (std::vector<int64_t>{7, 7, -8, -1, -1}));
+  EXPECT_EQ(ints_of(cast(floats({-1, 16, 3.7}), DataType::uint4())),
+            (std::vector<int64_t>{15, 0, 3}));
+  EXPECT_EQ(ints_of(cast(floats({-3, 2, 1}), DataType::int2())), (std::vector<int64_t>{1, -2, 1}));
+  EXPECT_EQ(ints_of(cast(integers({-8, 7}, DataType::int4()), DataType::int8())),
+            (std::vector<int64_t>{-8, 7}));
 }
 
 TEST(ReinterpretKernel, KeepsTheBits) {

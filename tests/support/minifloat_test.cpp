@@ -49,6 +49,10 @@ TEST(MiniFloat, SpecialsAndSaturation) {
   EXPECT_EQ(minifloat_decode(0x7C, F::e5m2()), inf);
   EXPECT_EQ(minifloat_decode(0xFC, F::e5m2()), -inf);
   EXPECT_TRUE(std::isnan(minifloat_decode(0x7D, F::e5m2())));
+  // E2M1 has no NaN: NaN converts to -0, as ml_dtypes converts it.
+  EXPECT_EQ(minifloat_encode(std::nan(""), F::e2m1(), true), 0x8u);
+  EXPECT_EQ(minifloat_decode(0x8, F::e2m1()), 0.0);
+  EXPECT_TRUE(std::signbit(minifloat_decode(0x8, F::e2m1())));
   // FNUZ has no negative zero.
   EXPECT_EQ(minifloat_encode(-0.0, F::e4m3fnuz(), false), 0u);
   EXPECT_EQ(minifloat_encode(-0.0, F::e4m3fn(), false), 0x80u);

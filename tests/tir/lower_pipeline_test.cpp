@@ -62,10 +62,11 @@ TEST(LowerPipeline, PassesRunInTheDocumentedOrder) {
     EXPECT_TRUE(func);
   };
   transform::lower(te::create_prim_func({t.a, t.b, t.d}, "matmul_relu"), options);
-  EXPECT_EQ(passes, (std::vector<std::string>{
-                        "compact_buffer_allocation", "convert_blocks_to_loops", "partition_loops",
-                        "flatten_buffers", "simplify", "vectorize_loops", "unroll_loops",
-                        "simplify", "storage_rewrite", "lower_intrinsics", "make_packed_api"}));
+  EXPECT_EQ(passes,
+            (std::vector<std::string>{
+                "legalize_minifloats", "compact_buffer_allocation", "convert_blocks_to_loops",
+                "partition_loops", "flatten_buffers", "simplify", "vectorize_loops", "unroll_loops",
+                "simplify", "storage_rewrite", "lower_intrinsics", "make_packed_api"}));
   passes.clear();
   options.packed_api = false;
   transform::lower(te::create_prim_func({t.a, t.b, t.d}, "matmul_relu"), options);

@@ -9,9 +9,14 @@
 
 namespace anvil {
 
+struct MiniFloatFormat;
+
 // An element type: a DLPack type code, a bit width and a vector lane count.
 // bool follows TVM's convention (unsigned, 1 bit, stored in one byte), so
-// params files exchange with TVM unchanged.
+// params files exchange with TVM unchanged. Types narrower than a byte (bool,
+// int4, uint4, int2, uint2, float4_e2m1fn) take a whole byte per element in
+// memory: integers sign- or zero-extended, float4 as its code in the low bits.
+// ONNX's packing of them (two or four to a byte) is undone when a model is read.
 struct DataType {
   // Handle is an opaque pointer; it appears only in the tensor IR (buffer data
   // pointers), never as a tensor's element type.
@@ -20,7 +25,13 @@ struct DataType {
     UInt = kDLUInt,
     Float = kDLFloat,
     Handle = kDLOpaqueHandle,
-    BFloat = kDLBfloat
+    BFloat = kDLBfloat,
+    // The float8 and float4 formats (minifloat.h), numbered as DLPack 1.1 numbers them.
+    Float8E4M3FN = 10,
+    Float8E4M3FNUZ = 11,
+    Float8E5M2 = 12,
+    Float8E5M2FNUZ = 13,
+    Float4E2M1FN = 17
   };
 
   uint8_t code = Float;
@@ -45,20 +56,40 @@ struct DataType {
   static constexpr DataType uint64() { return {UInt, 64}; }
   static constexpr DataType boolean() { return {UInt, 1}; }
   static constexpr DataType handle() { return {Handle, 64}; }
+  static constexpr DataType int4() { return {Int, 4}; }
+  static constexpr DataType uint4() { return {UInt, 4}; }
+  static constexpr DataType int2() { return {Int, 2}; }
+  static constexpr DataType uint2() { return {UInt, 2}; }
+  static constexpr DataType float8_e4m3fn() { return {Float8E4M3FN, 8}; }
+  static constexpr DataType float8_e4m3fnuz() { return {Float8E4M3FNUZ, 8}; }
+  static constexpr DataType float8_e5m2() { return {Float8E5M2, 8}; }
+  static constexpr DataType float8_e5m2fnuz() { return {Float8E5M2FNUZ, 8}; }
+  static constexpr DataType float4_e2m1fn() { return {Float4E2M1FN, 4}; }
 
-  // Parses "float32", "int8", "bool", "bfloat16", "float32x16", "handle"; throws Error otherwise.
+  // Parses "float32", "int8", "int4", "bool", "bfloat16", "float8_e4m3fn", "float32x16",
+  // "handle"; throws Error otherwise.
   static DataType parse(std::string_view text);
   // The inverse of parse.
   std::string to_string() const;
 
-  // Bytes one element occupies in memory (bool takes a whole byte).
-  constexpr int64_t bytes() const { return (int64_t(bits) * lanes + 7) / 8; }
+  // Bytes one element occupies in memory (types narrower than a byte take a whole one).
+  constexpr int64_t bytes() const { return (int64_t(bits < 8 ? 8 : bits) * lanes + 7) / 8; }
   constexpr bool is_float() const { return code == Float; }
   constexpr bool is_bfloat() const { return code == BFloat; }
   constexpr bool is_int() const { return code == Int; }
   constexpr bool is_uint() const { return code == UInt && bits != 1; }
   constexpr bool is_bool() const { return code == UInt && bits == 1; }
   constexpr bool is_handle() const { return code == Handle; }
+  // float8 and float4: stored as codes, converted through float32 for arithmetic.
+  constexpr bool is_minifloat() const {
+    return (code >= Float8E4M3FN && code <= Float8E5M2FNUZ) || code == Float4E2M1FN;
+  }
+  // An integer type narrower than a byte (int4, uint2...).
+  constexpr bool is_sub_byte_int() const {
+    return (code == Int || code == UInt) && bits > 1 && bits < 8;
+  }
+  // The format of a minifloat type (include anvil/support/minifloat.h to use it).
+  MiniFloatFormat minifloat_format() const;
   constexpr bool is_scalar() const { return lanes == 1; }
   constexpr DataType with_lanes(uint16_t n) const { return {code, bits, n}; }
   constexpr DataType element_of() const { return with_lanes(1); }
@@ -69,5 +100,14 @@ struct DataType {
 
   constexpr bool operator==(const DataType&) const = default;
 };
+
+// An integer value wrapped into a narrower integer type the way it is stored in its byte:
+// the low `bits` bits, sign-extended for int4/int2, zero-extended for uint4/uint2.
+constexpr int64_t wrap_to_bits(int64_t value, DataType t) {
+  if (!t.is_sub_byte_int()) return value;
+  const uint64_t mask = (uint64_t(1) << t.bits) - 1, low = uint64_t(value) & mask;
+  if (t.code == DataType::Int && (low >> (t.bits - 1)) != 0) return int64_t(low | ~mask);
+  return int64_t(low);
+}
 
 }  // namespace anvil

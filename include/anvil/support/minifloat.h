@@ -5,7 +5,8 @@
 //   IEEE  (E5M2): exponent all ones is infinity (mantissa 0) or NaN;
 //   FN    (E4M3FN): no infinities, only S.1111.111 is NaN;
 //   FNUZ  (E4M3FNUZ, E5M2FNUZ): no infinities, no negative zero, 1000 0000 is the one NaN;
-//   none  (E2M1): every pattern is a number.
+//   none  (E2M1): every pattern is a number; NaN converts to -0 (as ml_dtypes, which
+//                 ONNX's reference uses, converts it).
 // Encoding rounds to nearest, ties to even; out of range it saturates to the largest finite
 // value, or gives infinity (IEEE) or NaN (the others) when not saturating, as ONNX's Cast.
 #pragma once
@@ -33,7 +34,7 @@ struct MiniFloatFormat {
   int total_bits() const { return 1 + exponent_bits + mantissa_bits; }
   // The code of the largest finite magnitude (sign bit clear).
   uint32_t max_finite_code() const;
-  // The code of NaN (sign bit clear), or of the largest magnitude for formats without NaN.
+  // The code NaN converts to: the format's NaN (sign bit clear), or -0 where there is none.
   uint32_t nan_code() const;
 };
 
@@ -60,11 +61,10 @@ inline uint32_t MiniFloatFormat::nan_code() const {
     case Specials::Fn:
       return (exponent_ones << mantissa_bits) | mantissa_ones;
     case Specials::Fnuz:
-      return 1u << (exponent_bits + mantissa_bits);
     case Specials::None:
       break;
   }
-  return max_finite_code();
+  return 1u << (exponent_bits + mantissa_bits);
 }
 
 // The value of a code (its low total_bits() bits).
@@ -89,6 +89,22 @@ inline double minifloat_decode(uint32_t code, MiniFloatFormat f) {
     magnitude = std::ldexp(double((1u << m) | mantissa), int(exponent) - f.bias - m);
   }
   return negative ? -magnitude : magnitude;
+}
+
+// Where rounding leaves the finite range: magnitudes above `threshold` (halfway from the
+// largest finite value to the next step), and `threshold` itself when `inclusive` (that tie
+// rounds to even away from the largest value, whose mantissa is odd).
+struct MiniFloatOverflow {
+  double threshold;
+  bool inclusive;
+};
+inline MiniFloatOverflow minifloat_overflow(MiniFloatFormat f) {
+  const uint32_t max_code = f.max_finite_code();
+  const double max_value = minifloat_decode(max_code, f);
+  int exponent = 0;
+  std::frexp(max_value, &exponent);  // max_value in [2^(exponent - 1), 2^exponent)
+  const double half_step = std::ldexp(1.0, exponent - 1 - f.mantissa_bits - 1);
+  return {max_value + half_step, (max_code & 1) != 0};
 }
 
 // The code nearest to a value (ties to even); see the file comment for out-of-range values.

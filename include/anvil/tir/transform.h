@@ -40,6 +40,10 @@ PrimFunc unroll_loops(const PrimFunc& func);
 // Local allocations whose lifetimes do not overlap share storage; allocations
 // hoisted out of serial loops.
 PrimFunc storage_rewrite(const PrimFunc& func);
+// Casts to and from float8 / float4 become integer and float32 arithmetic on the
+// codes (round to nearest even, saturating), so code generators treat those types
+// as bytes.
+PrimFunc legalize_minifloats(const PrimFunc& func);
 // Intrinsics the code generators do not take directly become plain
 // arithmetic (e.g. rsqrt -> 1 / sqrt, if_then_else -> branches where needed).
 PrimFunc lower_intrinsics(const PrimFunc& func);
@@ -59,8 +63,8 @@ struct LowerOptions {
 };
 
 // The pipeline, in its one place: compact_buffer_allocation, convert_blocks_to_loops,
-// partition_loops, flatten_buffers, simplify, vectorize_loops, unroll_loops, simplify, storage_rewrite,
-// lower_intrinsics, make_packed_api. Verifies the result in lowered form.
+// partition_loops, flatten_buffers, simplify, vectorize_loops, unroll_loops, simplify,
+// storage_rewrite, lower_intrinsics, make_packed_api. Verifies the result in lowered form.
 PrimFunc lower(const PrimFunc& func, const LowerOptions& options = {});
 
 }  // namespace anvil::tir::transform

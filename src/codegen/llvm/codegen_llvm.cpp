@@ -57,6 +57,8 @@ llvm::Type* CodeGenLLVM::register_type(DataType t) const {
     scalar = llvm::Type::getIntNTy(context_, t.bits);
   } else if (t.is_bfloat()) {
     scalar = llvm::Type::getInt16Ty(context_);  // converted through float for arithmetic
+  } else if (t.is_minifloat()) {
+    scalar = llvm::Type::getInt8Ty(context_);  // codes; legalize_minifloats lowered the casts
   } else if (t.is_float() && t.bits == 16) {
     scalar = llvm::Type::getHalfTy(context_);
   } else if (t.is_float() && t.bits == 32) {
@@ -71,7 +73,9 @@ llvm::Type* CodeGenLLVM::register_type(DataType t) const {
 }
 
 llvm::Type* CodeGenLLVM::memory_type(DataType t) const {
-  if (t.is_bool()) return register_type(DataType::uint8().with_lanes(t.lanes));
+  // Types narrower than a byte take one each, as Tensor stores them.
+  if (t.is_bool() || t.is_sub_byte_int())
+    return register_type(DataType::uint8().with_lanes(t.lanes));
   return register_type(t);
 }
 
@@ -321,6 +325,9 @@ llvm::Value* CodeGenLLVM::emit_cast(DataType from, DataType to, llvm::Value* val
     value = broadcast(value, lanes);
     from = from.with_lanes(lanes);
   }
+  if (from.is_minifloat() || to.is_minifloat())
+    throw_error("LLVM code generation of '", current_symbol_, "': a cast from ", from.to_string(),
+                " to ", to.to_string(), " is left (legalize_minifloats lowers those)");
   llvm::Type* target = register_type(to);
   if (from.is_bfloat()) {
     // bfloat16 is the upper half of a float32.
@@ -357,6 +364,11 @@ llvm::Value* CodeGenLLVM::emit_cast(DataType from, DataType to, llvm::Value* val
   }
   bool from_signed = from.is_int();  // bool and unsigned extend with zeros
   if (from.is_float() && to.is_float()) return builder_.CreateFPCast(value, target);
+  if (from.is_float() && to.is_sub_byte_int()) {
+    // Through int32, then the low bits: a value out of the narrow range wraps.
+    DataType i32 = DataType::int32().with_lanes(lanes);
+    return builder_.CreateTrunc(emit_cast(from, i32, value), target);
+  }
   if (from.is_float())
     return to.is_int() ? builder_.CreateFPToSI(value, target)
                        : builder_.CreateFPToUI(value, target);
@@ -432,7 +444,8 @@ llvm::Value* CodeGenLLVM::emit_load(const BufferLoadNode* node) {
     annotate_access(gather, buffer);
     loaded = gather;
   }
-  if (buffer->dtype.is_bool()) return builder_.CreateTrunc(loaded, register_type(node->dtype));
+  if (buffer->dtype.is_bool() || buffer->dtype.is_sub_byte_int())
+    return builder_.CreateTrunc(loaded, register_type(node->dtype));
   return loaded;
 }
 
@@ -482,9 +495,10 @@ void CodeGenLLVM::emit_store(const BufferStoreNode* node) {
   llvm::Value* value = emit(node->value);
   if (value->getType()->isVectorTy() != (lanes > 1) && lanes > 1) value = broadcast(value, lanes);
   llvm::Type* element = memory_type(buffer->dtype);
-  if (buffer->dtype.is_bool())
-    value = builder_.CreateZExt(value,
-                                lanes > 1 ? llvm::FixedVectorType::get(element, lanes) : element);
+  if (buffer->dtype.is_bool() || buffer->dtype.is_sub_byte_int())
+    value = builder_.CreateIntCast(value,
+                                   lanes > 1 ? llvm::FixedVectorType::get(element, lanes) : element,
+                                   /*isSigned=*/buffer->dtype.is_int());
   int64_t element_bytes = buffer->dtype.bytes();
   llvm::Instruction* store = nullptr;
   if (lanes == 1) {

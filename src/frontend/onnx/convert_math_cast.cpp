@@ -1,11 +1,13 @@
 // Cast, CastLike and Clip.
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <iterator>
 #include <limits>
 #include <optional>
 #include <string>
 
+#include "anvil/support/minifloat.h"
 #include "frontend/onnx/convert_math.h"
 
 namespace anvil::frontend::onnx_import::math {
@@ -14,12 +16,14 @@ using namespace ir;
 
 namespace {
 
-// TensorProto.DataType names by number, up to INT4 (22) of onnx 1.16.
+// TensorProto.DataType names by number, up to INT2 (26) of onnx 1.20.
 constexpr const char* kOnnxTypeNames[] = {
-    "UNDEFINED",      "FLOAT",      "UINT8",          "INT8",       "UINT16",   "INT16",
-    "INT32",          "INT64",      "STRING",         "BOOL",       "FLOAT16",  "DOUBLE",
-    "UINT32",         "UINT64",     "COMPLEX64",      "COMPLEX128", "BFLOAT16", "FLOAT8E4M3FN",
-    "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ", "UINT4",      "INT4"};
+    "UNDEFINED",      "FLOAT",    "UINT8",        "INT8",           "UINT16",
+    "INT16",          "INT32",    "INT64",        "STRING",         "BOOL",
+    "FLOAT16",        "DOUBLE",   "UINT32",       "UINT64",         "COMPLEX64",
+    "COMPLEX128",     "BFLOAT16", "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2",
+    "FLOAT8E5M2FNUZ", "UINT4",    "INT4",         "FLOAT4E2M1",     "FLOAT8E8M0",
+    "UINT2",          "INT2"};
 constexpr int kNumOnnxTypes = int(std::size(kOnnxTypeNames));
 
 std::string onnx_type_name(int64_t type) {
@@ -28,13 +32,11 @@ std::string onnx_type_name(int64_t type) {
 }
 
 // The dtype a Cast targets; fails naming the node for ONNX types anvil's
-// tensors cannot hold (float8, 4-bit integers, strings, complex).
+// tensors cannot hold (strings, complex, the exponent-only float8).
 DataType cast_target(const ConvertContext& ctx, int64_t onnx_type) {
   std::string name = onnx_type_name(onnx_type);
-  if (onnx_type >= 17 && onnx_type <= 20)
-    ctx.fail("cannot cast to ", name, ": float8 types are not supported");
-  if (onnx_type == 21 || onnx_type == 22)
-    ctx.fail("cannot cast to ", name, ": 4-bit integer types are not supported");
+  if (onnx_type == kOnnxFloat8E8M0)
+    ctx.fail("cannot cast to FLOAT8E8M0: the exponent-only float8 type is not supported");
   if (onnx_type == 8) ctx.fail("cannot cast to STRING: string tensors are not supported");
   try {
     return onnx_dtype(int32_t(onnx_type), "the target type " + name);
@@ -43,10 +45,46 @@ DataType cast_target(const ConvertContext& ctx, int64_t onnx_type) {
   }
 }
 
-Expr cast_to(ConvertContext& ctx, DataType to) {
+// A scalar of a float8 type holding `code` as is: infinity or NaN, which a value stored through
+// Tensor::set_from_double (saturating) would not give.
+Expr code_constant(ConvertContext& ctx, uint32_t code, DataType dtype) {
+  Tensor t = Tensor::empty({}, dtype);
+  *static_cast<uint8_t*>(t.data()) = uint8_t(code);
+  return ctx.constant(std::move(t));
+}
+
+// The cast op saturates, as Cast's default saturate=1 does. With saturate=0 a value that rounds
+// past the largest finite one (infinity included) becomes infinity for E5M2 and NaN for the
+// formats without infinities: the where below, on the value before rounding.
+Expr unsaturated(ConvertContext& ctx, const Expr& x, DataType from, const Expr& saturated,
+                 DataType to) {
+  MiniFloatFormat f = to.minifloat_format();
+  if (f.specials == MiniFloatFormat::Specials::None) return saturated;
+  DataType wide = from == DataType::float64() ? from : DataType::float32();
+  Expr value = from == wide ? x : ctx.op("cast", {x}, {{"dtype", wide}});
+  MiniFloatOverflow overflow = minifloat_overflow(f);
+  Expr over = ctx.op(overflow.inclusive ? "greater_equal" : "greater",
+                     {ctx.op("abs", {value}), scalar(ctx, overflow.threshold, wide)});
+  Expr special;
+  if (f.specials == MiniFloatFormat::Specials::Ieee) {
+    const uint32_t infinity = ((1u << f.exponent_bits) - 1) << f.mantissa_bits;
+    const uint32_t sign_bit = 1u << (f.exponent_bits + f.mantissa_bits);
+    special = ctx.op(
+        "where", {ctx.op("less", {value, scalar(ctx, 0, wide)}),
+                  code_constant(ctx, infinity | sign_bit, to), code_constant(ctx, infinity, to)});
+  } else {
+    special = code_constant(ctx, f.nan_code(), to);
+  }
+  return ctx.op("where", {over, special, saturated});
+}
+
+Expr cast_to(ConvertContext& ctx, DataType to, bool saturate = true) {
   Expr x = ctx.input(0);
-  if (input_dtype(ctx, 0) == to) return x;
-  return ctx.op("cast", {x}, {{"dtype", to}});
+  DataType from = input_dtype(ctx, 0);
+  if (from == to) return x;
+  Expr y = ctx.op("cast", {x}, {{"dtype", to}});
+  if (!saturate && to.is_minifloat()) y = unsaturated(ctx, x, from, y, to);
+  return y;
 }
 
 // BitCast: the bits of each element read as `to`, a type of the same width.
@@ -70,11 +108,11 @@ std::vector<Expr> convert_cast_v1(ConvertContext& ctx) {
 // Cast-6 on: an enum number. Cast-19's 'saturate' only concerns float8 targets.
 std::vector<Expr> convert_cast(ConvertContext& ctx) {
   if (!ctx.has_attr("to")) ctx.fail("attribute 'to' is required but missing");
-  return {cast_to(ctx, cast_target(ctx, ctx.attr_int("to", 0)))};
+  return {cast_to(ctx, cast_target(ctx, ctx.attr_int("to", 0)), ctx.attr_int("saturate", 1) != 0)};
 }
 
 std::vector<Expr> convert_cast_like(ConvertContext& ctx) {
-  return {cast_to(ctx, input_dtype(ctx, 1))};
+  return {cast_to(ctx, input_dtype(ctx, 1), ctx.attr_int("saturate", 1) != 0)};
 }
 
 constexpr double kInf = std::numeric_limits<double>::infinity();

@@ -277,6 +277,7 @@ void register_nn_converters(ConverterTable& table) {
   register_pool_converters(table);
   register_image_converters(table);
   register_resize_converters(table);
+  register_vision_converters(table);
 }
 
 }  // namespace anvil::frontend::onnx_import

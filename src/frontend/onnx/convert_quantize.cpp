@@ -38,6 +38,9 @@ std::vector<Expr> convert_quantize_linear(ConvertContext& ctx) {
     ctx.fail("attribute 'output_dtype' (",
              onnx_dtype(int32_t(ctx.attr_int("output_dtype", 0)), "output_dtype").to_string(),
              ") differs from y_zero_point's dtype ", out.to_string());
+  if (out.is_minifloat() && ctx.attr_int("saturate", 1) == 0 && out != DataType::float4_e2m1fn())
+    ctx.fail("saturate=0 (overflow to infinity or NaN) is not supported when quantizing to ",
+             out.to_string(), "; Cast takes it");
   Expr scale = checked_scale(ctx, 1, "y_scale");
   Expr zero_point = zero_point_or_zero(ctx, 2, 1, out, "y_zero_point");
   return {ctx.op("qnn.quantize", {ctx.input(0), scale, zero_point}, granularity_attrs(ctx))};
@@ -84,6 +87,12 @@ Expr zero_point_or_zero(ConvertContext& ctx, size_t i, size_t scale_index, DataT
     if (zp.dtype != dtype)
       ctx.fail(name, " must be ", dtype.to_string(), " (the quantized data's type), got ",
                type_to_string(ctx.input_type(i)));
+    // A one-element [1] zero point beside a scalar scale is per tensor too (ONNX's node tests
+    // write them so): a scalar, to have the scale's shape.
+    const TensorTypeNode& scale = ctx.input_tensor(scale_index);
+    if (scale.shape && scale.shape->empty() && zp.shape && zp.shape->size() == 1 &&
+        (*zp.shape)[0] == Dim(1))
+      return ctx.op("reshape", {ctx.input(i)}, {{"newshape", std::vector<int64_t>{}}});
     return ctx.input(i);
   }
   // Zeros of the scale's shape: folded to a constant when the scale is one.

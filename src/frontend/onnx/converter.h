@@ -111,6 +111,21 @@ class ConverterTable {
   std::map<std::pair<std::string, std::string>, std::map<int, ConverterFn>> table_;
 };
 
+// TensorProto data type numbers of onnx 1.14 to 1.20, which the compiled-in onnx.proto may not
+// name (its data_type and elem_type fields are plain int32s).
+enum : int32_t {
+  kOnnxFloat8E4M3FN = 17,
+  kOnnxFloat8E4M3FNUZ = 18,
+  kOnnxFloat8E5M2 = 19,
+  kOnnxFloat8E5M2FNUZ = 20,
+  kOnnxUInt4 = 21,
+  kOnnxInt4 = 22,
+  kOnnxFloat4E2M1 = 23,
+  kOnnxFloat8E8M0 = 24,
+  kOnnxUInt2 = 25,
+  kOnnxInt2 = 26,
+};
+
 // Element type of an ONNX TensorProto data type; Error naming `what` if unsupported.
 DataType onnx_dtype(int32_t onnx_type, const std::string& what);
 // ONNX TensorProto data type of an anvil dtype.

@@ -35,6 +35,25 @@ DataType onnx_dtype(int32_t onnx_type, const std::string& what) {
       return DataType::uint64();
     case onnx::TensorProto::BFLOAT16:
       return DataType::bfloat16();
+    // Numbers newer than the compiled-in onnx.proto may know: the field is an int32.
+    case kOnnxFloat8E4M3FN:
+      return DataType::float8_e4m3fn();
+    case kOnnxFloat8E4M3FNUZ:
+      return DataType::float8_e4m3fnuz();
+    case kOnnxFloat8E5M2:
+      return DataType::float8_e5m2();
+    case kOnnxFloat8E5M2FNUZ:
+      return DataType::float8_e5m2fnuz();
+    case kOnnxUInt4:
+      return DataType::uint4();
+    case kOnnxInt4:
+      return DataType::int4();
+    case kOnnxFloat4E2M1:
+      return DataType::float4_e2m1fn();
+    case kOnnxUInt2:
+      return DataType::uint2();
+    case kOnnxInt2:
+      return DataType::int2();
     case onnx::TensorProto::STRING:
       throw_error(what, " has element type string, which is not supported");
     case onnx::TensorProto::COMPLEX64:
@@ -59,6 +78,15 @@ int32_t to_onnx_dtype(DataType dtype) {
   if (dtype == DataType::uint16()) return onnx::TensorProto::UINT16;
   if (dtype == DataType::uint32()) return onnx::TensorProto::UINT32;
   if (dtype == DataType::uint64()) return onnx::TensorProto::UINT64;
+  if (dtype == DataType::float8_e4m3fn()) return kOnnxFloat8E4M3FN;
+  if (dtype == DataType::float8_e4m3fnuz()) return kOnnxFloat8E4M3FNUZ;
+  if (dtype == DataType::float8_e5m2()) return kOnnxFloat8E5M2;
+  if (dtype == DataType::float8_e5m2fnuz()) return kOnnxFloat8E5M2FNUZ;
+  if (dtype == DataType::uint4()) return kOnnxUInt4;
+  if (dtype == DataType::int4()) return kOnnxInt4;
+  if (dtype == DataType::float4_e2m1fn()) return kOnnxFloat4E2M1;
+  if (dtype == DataType::uint2()) return kOnnxUInt2;
+  if (dtype == DataType::int2()) return kOnnxInt2;
   throw_error("data type ", dtype.to_string(), " has no ONNX equivalent");
 }
 
@@ -98,6 +126,18 @@ std::string read_external(const onnx::TensorProto& proto, const std::filesystem:
   return bytes;
 }
 
+// Elements of a type narrower than a byte, packed by ONNX (the first in the low bits) into
+// `packed`, spread one to a byte as anvil stores them: integers sign- or zero-extended.
+void unpack_sub_byte(const std::string& packed, DataType dtype, Tensor& t) {
+  const int bits = dtype.bits, per_byte = 8 / bits;
+  auto* out = static_cast<uint8_t*>(t.data());
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    uint8_t byte = uint8_t(packed[size_t(i / per_byte)]);
+    int64_t field = (byte >> ((i % per_byte) * bits)) & ((1 << bits) - 1);
+    out[i] = uint8_t(dtype.is_minifloat() ? field : wrap_to_bits(field, dtype));
+  }
+}
+
 }  // namespace
 
 Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::filesystem::path& base_dir) {
@@ -111,26 +151,40 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::filesystem::
       throw_error(what, " is implausibly large: ", shape);
     numel *= d;
   }
-  int64_t bytes = numel * dtype.bytes();
+  // Types narrower than a byte are stored packed: their bytes on file are fewer.
+  const bool packed = dtype.bits < 8 && !dtype.is_bool();
+  const int64_t per_byte = packed ? 8 / dtype.bits : 1;
+  int64_t bytes = packed ? (numel + per_byte - 1) / per_byte : numel * dtype.bytes();
   auto expect_count = [&](int64_t count) {
     if (count != numel)
       throw_error(what, " of shape ", shape, " holds ", count, " values instead of ", numel);
   };
+  auto from_bytes = [&](const std::string& data) {
+    Tensor t = Tensor::empty(shape, dtype);
+    if (packed)
+      unpack_sub_byte(data, dtype, t);
+    else
+      std::memcpy(t.data(), data.data(), size_t(bytes));
+    return t;
+  };
   // The data is checked against the declared shape before anything is
   // allocated, so a corrupt header cannot ask for gigabytes.
-  if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
-    std::string data = read_external(proto, base_dir, what, bytes);
-    Tensor t = Tensor::empty(shape, dtype);
-    std::memcpy(t.data(), data.data(), size_t(bytes));
-    return t;
-  }
+  if (proto.data_location() == onnx::TensorProto::EXTERNAL)
+    return from_bytes(read_external(proto, base_dir, what, bytes));
   if (proto.has_raw_data()) {
     if (int64_t(proto.raw_data().size()) != bytes)
       throw_error(what, " of shape ", shape, " has ", proto.raw_data().size(),
                   " raw bytes instead of ", bytes);
-    Tensor t = Tensor::empty(shape, dtype);
-    std::memcpy(t.data(), proto.raw_data().data(), size_t(bytes));
-    return t;
+    return from_bytes(proto.raw_data());
+  }
+  if (packed) {
+    // int32_data holds the packed bytes, one to an entry.
+    if (proto.int32_data_size() != bytes)
+      throw_error(what, " of shape ", shape, " holds ", proto.int32_data_size(),
+                  " packed values instead of ", bytes);
+    std::string data(size_t(bytes), '\0');
+    for (int64_t i = 0; i < bytes; ++i) data[size_t(i)] = char(proto.int32_data(int(i)));
+    return from_bytes(data);
   }
   int64_t count = dtype == DataType::float32()   ? proto.float_data_size()
                   : dtype == DataType::float64() ? proto.double_data_size()

@@ -21,6 +21,7 @@ void register_transform_ops(OpTable& table);  // reshape, transpose, concatenate
 void register_index_ops(OpTable& table);  // take, gather/scatter, one_hot, topk, sort, cumsum, ...
 void register_creation_ops(OpTable& table);  // arange, full/zeros/ones, shape_of, ...
 void register_qnn_ops(OpTable& table);       // qnn.quantize, qnn.dequantize
+void register_vision_ops(OpTable& table);    // vision.non_max_suppression
 
 // Winograd F(4x4, 3x3) blocked conv (nn_conv_winograd*.cpp).
 void register_nn_conv_winograd_ops(OpTable& table);

@@ -44,6 +44,7 @@ OpTable& OpTable::global() {
     register_index_ops(*t);
     register_creation_ops(*t);
     register_qnn_ops(*t);
+    register_vision_ops(*t);
     return t;
   }();
   return *table;

@@ -18,10 +18,12 @@ namespace anvil::ir {
 
 namespace {
 
-// The integer element types a quantized tensor may have.
+// The element types a quantized tensor may have: 2- to 16-bit integers, int32 (a bias, only
+// dequantized), and float8 / float4 (scaled values rounded to the format, zero point 0).
 bool is_quantized_dtype(DataType t) {
-  return t.is_scalar() && (t.is_int() || t.is_uint()) &&
-         (t.bits == 8 || t.bits == 16 || (t.is_int() && t.bits == 32));
+  if (!t.is_scalar()) return false;
+  if (t.is_minifloat()) return true;
+  return (t.is_int() || t.is_uint()) && (t.bits <= 16 || (t.is_int() && t.bits == 32));
 }
 
 // Checks that the scale (input 1) and zero point (input 2) fit data (input 0)
@@ -91,7 +93,8 @@ Type quantize_relation(const RelationArgs& args) {
   DataType out = args.tensor(2).dtype;
   if (!is_quantized_dtype(out) || out.bits == 32)
     throw_error(args.arg_name(2),
-                " must be int8, uint8, int16 or uint16 (the quantized type), got ",
+                " must be an integer of 2 to 16 bits or a float8/float4 type (the quantized "
+                "type), got ",
                 relation::describe(args.tensor(2)));
   return data->shape ? Type(TensorTypeNode::make(*data->shape, out))
                      : Type(TensorTypeNode::make_unknown_rank(out));
@@ -101,7 +104,8 @@ Type dequantize_relation(const RelationArgs& args) {
   const auto* data = as<TensorTypeNode>(args.inputs[0]);
   if (!data) throw_error(args.arg_name(0), " must be a tensor");
   if (!is_quantized_dtype(data->dtype))
-    throw_error(args.arg_name(0), " must be an int8, uint8, int16, uint16 or int32 tensor, got ",
+    throw_error(args.arg_name(0),
+                " must be an integer tensor of 2 to 16 bits, int32, or float8/float4, got ",
                 type_to_string(args.inputs[0]));
   expect_quantization_params(args);
   const TensorTypeNode& zero_point = args.tensor(2);

@@ -15,6 +15,7 @@ PrimFunc lower(const PrimFunc& func, const LowerOptions& options) {
   // simplifier runs once to clean up flattened indices before vectorizing
   // and once after unrolling has substituted constants.
   static const Step kSteps[] = {
+      {"legalize_minifloats", legalize_minifloats},
       {"compact_buffer_allocation", compact_buffer_allocation},
       {"convert_blocks_to_loops", convert_blocks_to_loops},
       {"partition_loops", partition_loops},

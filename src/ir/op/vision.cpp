@@ -1,0 +1,58 @@
+// The vision family: ops of detection models' post-processing. vision.non_max_suppression
+// runs as a runtime function of the VM (anvil/runtime/builtins.h): its output length depends
+// on the data and its greedy selection is sequential.
+#include "anvil/runtime/builtins.h"
+#include "ir/op/families.h"
+#include "ir/op/transform_util.h"
+
+namespace anvil::ir {
+namespace {
+
+using namespace relation;
+
+// One value of `dtype`: a scalar or a one-element vector.
+void expect_one_value(const RelationArgs& args, size_t i, DataType dtype) {
+  const TensorTypeNode& t = args.tensor(i);
+  bool one =
+      t.shape->empty() || (t.shape->size() == 1 && !provably_different((*t.shape)[0], Dim(1)));
+  if (t.dtype != dtype || !one)
+    throw_error(args.arg_name(i), " must be one ", dtype.to_string(), " value, got ", describe(t));
+}
+
+// boxes [batch, boxes, 4] and scores [batch, classes, boxes], float32; the selected boxes'
+// (batch, class, index) rows, as many as the data selects.
+Type non_max_suppression_relation(const RelationArgs& args) {
+  const TensorTypeNode& boxes = args.tensor(0);
+  const TensorTypeNode& scores = args.tensor(1);
+  if (boxes.dtype != DataType::float32() || scores.dtype != DataType::float32())
+    throw_error(args.arg_name(0), " and ", args.arg_name(1), " must be float32, got ",
+                describe(boxes), " and ", describe(scores));
+  expect_rank(boxes, 3, args.arg_name(0));
+  expect_rank(scores, 3, args.arg_name(1));
+  expect_dim_equal((*boxes.shape)[2], Dim(4), args.arg_name(0) + " dim 2 (the coordinates)");
+  expect_dim_equal((*scores.shape)[0], (*boxes.shape)[0],
+                   args.arg_name(1) + " dim 0 (the batch of boxes)");
+  expect_dim_equal((*scores.shape)[2], (*boxes.shape)[1],
+                   args.arg_name(1) + " dim 2 (the number of boxes)");
+  expect_one_value(args, 2, DataType::int64());
+  expect_one_value(args, 3, DataType::float32());
+  expect_one_value(args, 4, DataType::float32());
+  return TensorTypeNode::make({Dim::any(), Dim(3)}, DataType::int64());
+}
+
+}  // namespace
+
+void register_vision_ops(OpTable& table) {
+  table.add("vision.non_max_suppression")
+      .describe(
+          "ONNX NonMaxSuppression on corner boxes: per batch and class, the boxes scoring above "
+          "score_threshold, greedily by descending score, each kept unless its IoU with a kept "
+          "box exceeds iou_threshold, at most max_output_boxes_per_class; rows of (batch, "
+          "class, box index).")
+      .inputs({"boxes", "scores", "max_output_boxes_per_class", "iou_threshold", "score_threshold"})
+      .type_relation(non_max_suppression_relation)
+      .fusion_pattern(OpPattern::Opaque)
+      .set_extra("runtime_function", std::string(builtins::kNonMaxSuppression));
+}
+
+}  // namespace anvil::ir

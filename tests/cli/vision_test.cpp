@@ -1,0 +1,151 @@
+// NonMaxSuppression through the command line over a grid of batches, classes, box counts,
+// thresholds, box formats and optional inputs, and inside a small detection head whose later
+// ops run on the selected rows; ONNX Runtime's outputs are the oracle.
+#include <string>
+
+#include "cli/cli_fixture.h"
+
+namespace anvil::testing {
+namespace {
+
+class CliVision : public CliFixture {
+ protected:
+  static void SetUpTestSuite() {
+    make_scratch_dir(R"(
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import helper, TensorProto, numpy_helper
+rng = np.random.default_rng(3)
+F, I64 = TensorProto.FLOAT, TensorProto.INT64
+
+def random_boxes(batch, count, center, flip):
+    """Boxes in clusters, so that many overlap; some with their corners swapped, some empty."""
+    centers = rng.uniform(0, 10, (batch, max(1, count // 4), 2))
+    pick = rng.integers(0, centers.shape[1], (batch, count))
+    c = np.take_along_axis(centers, pick[..., None].repeat(2, -1), 1) + rng.normal(0, 0.4, (batch, count, 2))
+    size = rng.uniform(0.5, 4, (batch, count, 2))
+    size[:, ::7] = 0  # degenerate boxes never suppress
+    if center:
+        return np.concatenate([c, size], -1).astype(np.float32)
+    lo, hi = c - size / 2, c + size / 2
+    boxes = np.concatenate([lo[..., ::-1], hi[..., ::-1]], -1)  # y1, x1, y2, x2
+    if flip:
+        boxes[:, ::3] = boxes[:, ::3][..., [2, 3, 0, 1]]
+    return boxes.astype(np.float32)
+
+def nms(name, batch, classes, count, max_out, iou, score, center=0, flip=False, ties=False,
+        as_initializers=False, opset=11):
+    boxes = random_boxes(batch, count, center, flip)
+    scores = rng.random((batch, classes, count)).astype(np.float32)
+    if ties:
+        scores = np.round(scores * 4) / 4  # many equal scores: the lower index goes first
+    feeds = {'boxes': boxes, 'scores': scores}
+    inputs = [helper.make_tensor_value_info('boxes', F, list(boxes.shape)),
+              helper.make_tensor_value_info('scores', F, list(scores.shape))]
+    inits, names = [], ['boxes', 'scores']
+    for key, value in [('max_out', None if max_out is None else np.array([max_out], np.int64)),
+                       ('iou', None if iou is None else np.array([iou], np.float32)),
+                       ('score', None if score is None else np.array([score], np.float32))]:
+        if value is None:
+            names.append('')
+        elif as_initializers:
+            inits.append(numpy_helper.from_array(value, key))
+            names.append(key)
+        else:
+            feeds[key] = value
+            elem = I64 if value.dtype == np.int64 else F
+            inputs.append(helper.make_tensor_value_info(key, elem, [1]))
+            names.append(key)
+    while names[-1] == '':
+        names.pop()
+    node = helper.make_node('NonMaxSuppression', names, ['selected'], center_point_box=center)
+    graph = helper.make_graph([node], name, inputs,
+                              [helper.make_tensor_value_info('selected', I64, None)], inits)
+    save(name, graph, feeds, opset)
+
+def save(name, graph, feeds, opset):
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid('', opset)])
+    model.ir_version = 8
+    path = os.path.join(out_dir, name + '.onnx')
+    onnx.save(model, path)
+    np.savez(os.path.join(out_dir, name + '.in.npz'), **feeds)
+    results = ort.InferenceSession(path, providers=['CPUExecutionProvider']).run(None, feeds)
+    np.savez(os.path.join(out_dir, name + '.ort.npz'),
+             **{'output_%d' % i: r for i, r in enumerate(results)})
+
+grid = [
+    (1, 1, 6, 3, 0.5, 0.0), (1, 1, 6, 10, 0.5, None), (2, 3, 40, 5, 0.3, 0.2),
+    (3, 2, 64, 100, 0.5, 0.6), (1, 4, 100, 20, 0.0, None), (2, 1, 17, 1, 0.7, 0.1),
+    (1, 2, 30, 0, 0.5, 0.1), (2, 2, 25, 8, 0.99, 0.9), (1, 1, 1, 4, 0.5, None),
+]
+for k, (batch, classes, count, max_out, iou, score) in enumerate(grid):
+    nms('nms%d' % k, batch, classes, count, max_out, iou, score, flip=(k % 2 == 1))
+nms('nms_center', 2, 2, 30, 6, 0.4, 0.2, center=1)
+nms('nms_ties', 2, 3, 40, 10, 0.5, None, ties=True)
+nms('nms_initializers', 2, 2, 30, 5, 0.5, 0.3, as_initializers=True)
+nms('nms_defaults', 1, 2, 10, None, None, None)
+nms('nms_no_score', 2, 2, 20, 4, 0.5, None, opset=10)
+
+# A detection head: class scores from logits, NMS, then the selected boxes gathered and scaled,
+# so compiled kernels run before and after the data-dependent step.
+batch, count, classes = 1, 50, 3
+logits = rng.normal(0, 2, (batch, classes, count)).astype(np.float32)
+boxes = random_boxes(batch, count, 0, False)
+nodes = [
+    helper.make_node('Sigmoid', ['logits'], ['scores']),
+    helper.make_node('NonMaxSuppression', ['boxes', 'scores', 'max_out', 'iou', 'score'],
+                     ['selected']),
+    helper.make_node('Gather', ['selected', 'two'], ['box_index'], axis=1),
+    helper.make_node('Squeeze', ['boxes', 'zero'], ['flat_boxes']),
+    helper.make_node('Gather', ['flat_boxes', 'box_index'], ['picked'], axis=0),
+    helper.make_node('Mul', ['picked', 'scale'], ['scaled']),
+]
+inits = [numpy_helper.from_array(np.array([10], np.int64), 'max_out'),
+         numpy_helper.from_array(np.array([0.45], np.float32), 'iou'),
+         numpy_helper.from_array(np.array([0.3], np.float32), 'score'),
+         numpy_helper.from_array(np.array(2, np.int64), 'two'),
+         numpy_helper.from_array(np.array([0], np.int64), 'zero'),
+         numpy_helper.from_array(np.array([640, 480, 640, 480], np.float32), 'scale')]
+graph = helper.make_graph(nodes, 'head',
+                          [helper.make_tensor_value_info('boxes', F, [batch, count, 4]),
+                           helper.make_tensor_value_info('logits', F, [batch, classes, count])],
+                          [helper.make_tensor_value_info('selected', I64, None),
+                           helper.make_tensor_value_info('scaled', F, None)], inits)
+save('head', graph, {'boxes': boxes, 'logits': logits}, 11)
+
+# A score tensor whose box count differs from the boxes'.
+node = helper.make_node('NonMaxSuppression', ['boxes', 'scores'], ['selected'])
+graph = helper.make_graph([node], 'bad', [helper.make_tensor_value_info('boxes', F, [1, 5, 4]),
+                                          helper.make_tensor_value_info('scores', F, [1, 2, 6])],
+                          [helper.make_tensor_value_info('selected', I64, None)])
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid('', 11)])
+model.ir_version = 8
+onnx.save(model, os.path.join(out_dir, 'nms_bad.onnx'))
+)");
+  }
+};
+
+TEST_F(CliVision, NonMaxSuppressionOverAGridMatchesOnnxRuntime) {
+  for (int k = 0; k < 9; ++k) expect_run_matches_oracle("nms" + std::to_string(k));
+}
+
+TEST_F(CliVision, CenterBoxesTiesInitializersAndDefaultsMatchOnnxRuntime) {
+  for (const char* name :
+       {"nms_center", "nms_ties", "nms_initializers", "nms_defaults", "nms_no_score"})
+    expect_run_matches_oracle(name);
+}
+
+TEST_F(CliVision, DetectionHeadAroundNonMaxSuppressionMatchesOnnxRuntime) {
+  expect_run_matches_oracle("head");
+}
+
+TEST_F(CliVision, MismatchedScoresAreAnErrorNamingTheNode) {
+  CommandResult r = run_anvil({"run", path("nms_bad.onnx")});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("NonMaxSuppression"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("scores"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace anvil::testing

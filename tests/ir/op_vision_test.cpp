@@ -1,0 +1,44 @@
+// Type relations of the vision family.
+#include <gtest/gtest.h>
+
+#include "relation_test_util.h"
+
+namespace anvil::ir {
+namespace {
+
+using testing::infer_call;
+using testing::is_tensor;
+using testing::pattern_of;
+using testing::tensor_var;
+using testing::type_error_mentions;
+
+const DataType f32 = DataType::float32();
+const DataType i64 = DataType::int64();
+const Dim n = Dim::var("n");
+
+Expr nms(std::vector<Dim> boxes, std::vector<Dim> scores, std::vector<Dim> max_out = {1},
+         DataType score_dtype = f32) {
+  return call_op(
+      "vision.non_max_suppression",
+      {tensor_var("boxes", std::move(boxes)), tensor_var("scores", std::move(scores), score_dtype),
+       tensor_var("max_out", std::move(max_out), i64), tensor_var("iou", {}),
+       tensor_var("score", {1})});
+}
+
+TEST(VisionNonMaxSuppression, RowsOfBatchClassAndBox) {
+  EXPECT_TRUE(is_tensor(infer_expr_type(nms({n, 10, 4}, {n, 3, 10})), {Dim::any(), 3}, i64));
+  EXPECT_TRUE(is_tensor(infer_expr_type(nms({2, 5, 4}, {2, 1, 5}, {})), {Dim::any(), 3}, i64));
+  EXPECT_EQ(pattern_of("vision.non_max_suppression"), OpPattern::Opaque);
+}
+
+TEST(VisionNonMaxSuppression, MismatchesNameTheArgument) {
+  EXPECT_TRUE(type_error_mentions(nms({2, 5, 4}, {2, 1, 6}), {"scores", "dim 2"}));
+  EXPECT_TRUE(type_error_mentions(nms({2, 5, 4}, {3, 1, 5}), {"scores", "dim 0"}));
+  EXPECT_TRUE(type_error_mentions(nms({2, 5, 3}, {2, 1, 5}), {"boxes", "coordinates"}));
+  EXPECT_TRUE(type_error_mentions(nms({2, 5, 4}, {2, 1, 5}, {2}), {"max_output_boxes_per_class"}));
+  EXPECT_TRUE(
+      type_error_mentions(nms({2, 5, 4}, {2, 1, 5}, {1}, DataType::float16()), {"float32"}));
+}
+
+}  // namespace
+}  // namespace anvil::ir
