@@ -112,7 +112,7 @@ graph = helper.make_graph(nodes, 'head',
                            helper.make_tensor_value_info('logits', F, [batch, classes, count])],
                           [helper.make_tensor_value_info('selected', I64, None),
                            helper.make_tensor_value_info('scaled', F, None)], inits)
-save('head', graph, {'boxes': boxes, 'logits': logits}, 11)
+save('head', graph, {'boxes': boxes, 'logits': logits}, 13)
 
 # A score tensor whose box count differs from the boxes'.
 node = helper.make_node('NonMaxSuppression', ['boxes', 'scores'], ['selected'])
