@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <sstream>
 #include <variant>
 
@@ -11,6 +12,7 @@
 #include "anvil/ir/infer_type.h"
 #include "anvil/runtime/vm_executable.h"
 #include "anvil/support/error.h"
+#include "anvil/tir/transform.h"
 #include "anvil/transform/passes.h"
 #include "driver/compile_kernels.h"
 #include "driver/export.h"
@@ -79,6 +81,31 @@ std::map<std::string, std::vector<vm::DimProgram>> size_var_args(
   return args;
 }
 
+// The PrimFuncs of the module that @main calls with call_tir, lowered as kernels named after
+// them; each call's instruction gets its kernel's index.
+void add_prim_func_kernels(const ir::IRModule& mod, VmProgram& program,
+                           std::vector<tir::PrimFunc>& kernels, vm::Executable& exec,
+                           std::map<std::string, int32_t>& kernel_index) {
+  std::set<std::string> prim_funcs;
+  for (const auto& [pc, name] : program.prim_func_calls) {
+    auto [it, added] = kernel_index.emplace(name, int32_t(exec.kernel_names.size()));
+    if (added) {
+      prim_funcs.insert(name);
+      const auto* prim = dynamic_cast<const tir::PrimFuncNode*>(mod.find(name).get());
+      if (!prim) throw_error("build_vm: call_tir calls @", name, ", which is not a PrimFunc");
+      tir::PrimFunc func(prim);
+      if (func->global_symbol() != name)
+        func = tir::PrimFuncNode::make(func->params, func->buffer_map, func->body,
+                                       func->func_attrs.with("global_symbol", name));
+      kernels.push_back(tir::transform::lower(func));
+      exec.kernel_names.push_back(name);
+    } else if (!prim_funcs.count(name)) {
+      throw_error("build_vm: PrimFunc @", name, " has the name of a generated kernel");
+    }
+    program.main.instructions[pc].index = it->second;
+  }
+}
+
 }  // namespace
 
 struct VmModule::Impl {
@@ -130,6 +157,7 @@ VmModule build_vm(const ir::IRModule& mod,
     call.index = it->second;
     if (auto found = size_args.find(names[i]); found != size_args.end()) call.shape = found->second;
   }
+  add_prim_func_kernels(optimized, program, kernels, *exec, kernel_index);
   exec->functions.push_back(std::move(program.main));
   exec->constants = std::move(program.constants);
   exec->runtime_funcs = std::move(program.runtime_funcs);

@@ -186,8 +186,10 @@ PackedFunc reference_group(const ir::Function& fn, const std::string& name) {
 
 class VmCompiler {
  public:
-  VmCompiler(const transform::PassContext& ctx, const lower::LowerGroupOptions& lower_options)
-      : ctx_(ctx), lower_options_(lower_options) {}
+  // module holds the functions @main calls besides its own groups (PrimFuncs of call_tir).
+  VmCompiler(const transform::PassContext& ctx, const lower::LowerGroupOptions& lower_options,
+             const ir::IRModule& module)
+      : ctx_(ctx), lower_options_(lower_options), module_(module) {}
 
   VmProgram compile(const ir::Function& main) {
     Env env;
@@ -328,7 +330,7 @@ class VmCompiler {
       fields.push_back(rewrite(site.node->cond));
       for (const ir::Expr& f : site.free) fields.push_back(rewrite(f));
     }
-    ir::IRModule region_mod;
+    ir::IRModule region_mod = module_;
     region_mod.add("main", ir::FunctionNode::make(params, ir::TupleNode::make(fields)));
     ir::Function fused = fuse_groups(ir::infer_type(region_mod), ctx_).get_function("main");
     const auto* fused_tuple = ir::as<ir::TupleNode>(fused->body);
@@ -444,6 +446,10 @@ class VmCompiler {
     std::vector<RegIndex> inputs;
     for (const ir::Expr& arg : call.args)
       if (is_data(arg)) evaluate(arg).flatten_into(inputs);
+    if (const ir::OpNode* op = call.op(); op && op->name == "call_tir")
+      return emit_call_tir(call, inputs);
+    if (const ir::OpNode* op = call.op(); op && op->name == "call_dps_packed")
+      return emit_call_dps_packed(call, inputs);
     ir::Function fn;
     if (const auto* callee = ir::as<ir::FunctionNode>(call.callee);
         callee && callee->is_primitive())
@@ -513,6 +519,48 @@ class VmCompiler {
       for (size_t i = 0; i < outputs.size(); ++i) match_unknown_dims(outputs[i], *out_types[i]);
     }
     return shape_like(result_type, outputs);
+  }
+
+  // The outputs of call_tir or call_dps_packed, allocated by the VM from their declared types.
+  std::vector<RegIndex> emit_declared_outputs(const ir::CallNode& call, const std::string& what) {
+    std::vector<const ir::TensorTypeNode*> out_types;
+    flatten_type(call.checked_type, out_types);
+    std::vector<RegIndex> outputs;
+    for (const ir::TensorTypeNode* type : out_types) {
+      if (!type || !type->shape)
+        throw_error("build_vm: ", what, " declares an output without a known rank");
+      for (const ir::Dim& dim : *type->shape)
+        if (!dim.is_static() && !dim_program(dim, size_vars_))
+          throw_error("build_vm: ", what, " declares output dim ", dim.to_string(),
+                      ", which the inputs' dims do not determine");
+      outputs.push_back(emit_alloc(*type->shape, type->dtype));
+    }
+    return outputs;
+  }
+
+  // call_tir(@f, args, out=...) of a PrimFunc of the module: its outputs allocated, then the
+  // PrimFunc as a kernel (vm_build compiles it under its name).
+  RegValue emit_call_tir(const ir::CallNode& call, const std::vector<RegIndex>& inputs) {
+    const auto* global = ir::as<ir::GlobalVarNode>(call.args.at(0));
+    if (!global) throw_error("build_vm: call_tir of something other than a PrimFunc of the module");
+    std::vector<RegIndex> outputs = emit_declared_outputs(call, "call_tir(@" + global->name + ")");
+    size_t at = emit(instruction(Opcode::InvokeKernel, inputs, outputs));
+    program_.prim_func_calls.emplace_back(at, global->name);
+    return shape_like(call.checked_type, outputs);
+  }
+
+  // call_dps_packed("name", args, out=...): its outputs allocated, then the registered function
+  // called with the inputs and the outputs, which it writes (vm::destination_passing_func).
+  RegValue emit_call_dps_packed(const ir::CallNode& call, const std::vector<RegIndex>& inputs) {
+    const auto* extern_func = ir::as<ir::ExternFuncNode>(call.args.at(0));
+    if (!extern_func) throw_error("build_vm: call_dps_packed of something other than a name");
+    std::vector<RegIndex> outputs =
+        emit_declared_outputs(call, "call_dps_packed(\"" + extern_func->symbol + "\")");
+    std::vector<RegIndex> args = inputs;
+    args.insert(args.end(), outputs.begin(), outputs.end());
+    program_.runtime_funcs.push_back(vm::destination_passing_func(extern_func->symbol));
+    emit(instruction(Opcode::InvokePacked, args, {}, int32_t(program_.runtime_funcs.size() - 1)));
+    return shape_like(call.checked_type, outputs);
   }
 
   // A group that is one call of an op the runtime library implements (the op's
@@ -748,6 +796,7 @@ class VmCompiler {
 
   const transform::PassContext& ctx_;
   const lower::LowerGroupOptions& lower_options_;
+  const ir::IRModule& module_;
   std::map<std::string, int64_t> size_vars_;  // size variable -> index in main.size_vars
   VmProgram program_;
   RegIndex next_reg_ = 0;
@@ -774,7 +823,7 @@ VmProgram compile_vm_program(const ir::IRModule& optimized, const transform::Pas
            ir::FunctionNode::make(main->params, transform::detail::inline_bindings(main->body),
                                   main->ret_type, main->func_attrs));
   main = ir::infer_type(flat).get_function("main");
-  return VmCompiler(ctx, lower_options).compile(main);
+  return VmCompiler(ctx, lower_options, flat).compile(main);
 }
 
 }  // namespace anvil::driver

@@ -23,6 +23,8 @@ struct VmProgram {
   std::vector<vm::RuntimeFunc> runtime_funcs;
   // (instruction index in main, the primitive function it calls), in order.
   std::vector<std::pair<size_t, ir::Function>> kernel_calls;
+  // (instruction index in main, the PrimFunc of the module it calls with call_tir), in order.
+  std::vector<std::pair<size_t, std::string>> prim_func_calls;
 };
 
 // Compiles @main of optimized (typed, params bound, not yet fused; lets allowed), fusing with

@@ -307,7 +307,7 @@ class VirtualMachine::Impl {
     std::vector<Tensor> results;
     call_args_.clear();
     for (vm::RegIndex r : in.args) call_args_.emplace_back(registers_[size_t(r)]);
-    call_args_.emplace_back(static_cast<void*>(&results));
+    if (!func.destination_passing) call_args_.emplace_back(static_cast<void*>(&results));
     try {
       func.func.call(call_args_);
     } catch (const Error& e) {

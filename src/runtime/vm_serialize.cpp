@@ -452,6 +452,9 @@ class FunctionChecker {
         break;
       case Opcode::InvokePacked:
         check_index(pc, exec_.runtime_funcs.size(), "runtime function");
+        if (exec_.runtime_funcs[size_t(in.index)].destination_passing && !in.dsts.empty())
+          throw_error(what_, ": ", where(pc),
+                      " calls a destination-passing runtime function with destinations");
         break;
       case Opcode::MatchShape:
       case Opcode::LoadShape:
@@ -544,10 +547,26 @@ class FunctionChecker {
 
 }  // namespace
 
+RuntimeFunc destination_passing_func(const std::string& name) {
+  RuntimeFunc func;
+  func.name = name;
+  func.destination_passing = true;
+  func.func = PackedFunc(
+      [name](const PackedArgs& args) -> Value {
+        std::optional<PackedFunc> target = find_global(name);
+        if (!target) throw_error("call_dps_packed: no function is registered under '", name, "'");
+        target->call(args.values());
+        return Value();
+      },
+      name);
+  return func;
+}
+
 std::string save_executable(const Executable& exec) {
   // Runtime functions travel by name: each must be the function the registry holds under it,
   // which a loader in another process can find again.
   for (const RuntimeFunc& func : exec.runtime_funcs) {
+    if (func.destination_passing) continue;  // looked up by name at each call anyway
     std::optional<PackedFunc> registered = find_global(func.name);
     if (!registered || !registered->same_as(func.func))
       throw_error("cannot save the VM executable: runtime function '", func.name,
@@ -577,6 +596,7 @@ std::string save_executable(const Executable& exec) {
   for (const RuntimeFunc& func : exec.runtime_funcs) {
     put_string(out, func.name);
     put_string(out, func.note);
+    append_le(out, uint8_t(func.destination_passing));
   }
   return out;
 }
@@ -609,11 +629,16 @@ Executable load_executable(std::string_view bytes, Module lib, const std::string
   uint32_t kernels = in.count("the kernel count", kStringMinBytes);
   exec.kernel_names.reserve(kernels);
   for (uint32_t k = 0; k < kernels; ++k) exec.kernel_names.push_back(in.string("a kernel name"));
-  uint32_t runtime_funcs = in.count("the runtime function count", 2 * kStringMinBytes);
+  uint32_t runtime_funcs = in.count("the runtime function count", 2 * kStringMinBytes + 1);
   exec.runtime_funcs.resize(runtime_funcs);
   for (RuntimeFunc& func : exec.runtime_funcs) {
     func.name = in.string("a runtime function name");
     func.note = in.string("a runtime function note");
+    uint8_t convention = in.read<uint8_t>("a runtime function's calling convention");
+    if (convention > 1)
+      throw_error(what, ": runtime function '", detail::printable(func.name),
+                  "' has calling convention ", int(convention), ", expected 0 or 1");
+    func.destination_passing = convention == 1;
   }
   if (in.remaining() != 0)
     throw_error(what, ": ", in.remaining(), " trailing bytes after the runtime functions, at byte ",
@@ -627,6 +652,10 @@ Executable load_executable(std::string_view bytes, Module lib, const std::string
     if (!lib.get_function(name))
       throw_error(what, ": kernel '", detail::printable(name), "' is not in the kernel library");
   for (RuntimeFunc& func : exec.runtime_funcs) {
+    if (func.destination_passing) {
+      func.func = destination_passing_func(func.name).func;
+      continue;
+    }
     std::optional<PackedFunc> registered = find_global(func.name);
     if (!registered)
       throw_error(what, ": runtime function '", detail::printable(func.name),

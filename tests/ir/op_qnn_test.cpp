@@ -55,7 +55,7 @@ TEST(QnnDequantize, OutputTakesTheScalesType) {
 TEST(QnnQuantize, MalformedParametersAreNamed) {
   EXPECT_TRUE(type_error_mentions(call("qnn.quantize", {2, 3}, f32, {4}, u8), {"has 4 elements"}));
   EXPECT_TRUE(type_error_mentions(call("qnn.quantize", {2, 3}, f32, {}, DataType::int32()),
-                                  {"int8, uint8, int16 or uint16"}));
+                                  {"integer of 2 to 16 bits or a float8/float4"}));
   EXPECT_TRUE(type_error_mentions(call("qnn.quantize", {2, 3}, DataType::int8(), {}, u8),
                                   {"floating-point or int32"}));
   EXPECT_TRUE(
@@ -75,7 +75,8 @@ TEST(QnnQuantize, MalformedParametersAreNamed) {
 TEST(QnnDequantize, ZeroPointMustHaveTheDataType) {
   EXPECT_TRUE(
       type_error_mentions(call("qnn.dequantize", {4}, u8, {}, i8), {"must have data's dtype"}));
-  EXPECT_TRUE(type_error_mentions(call("qnn.dequantize", {4}, f32, {}, f32), {"int8, uint8"}));
+  EXPECT_TRUE(type_error_mentions(call("qnn.dequantize", {4}, f32, {}, f32),
+                                  {"integer tensor of 2 to 16 bits"}));
 }
 
 TEST(QnnQuantize, AttrsPrintAndParseBack) {

@@ -276,9 +276,38 @@ TEST(VmSerialize, WrongMagicOrVersionIsAnError) {
   EXPECT_EQ(error_of([&] { load(bad); }), "mod.vm: bad magic (not a VM executable)");
   bad = bytes;
   bad[8] = 7;
-  EXPECT_EQ(error_of([&] { load(bad); }), "mod.vm: version 7, expected 3");
+  EXPECT_EQ(error_of([&] { load(bad); }), "mod.vm: version 7, expected 4");
   EXPECT_NE(error_of([&] { load(bytes + "x"); }).find("1 trailing bytes"), std::string::npos);
   EXPECT_NE(error_of([&] { load(""); }).find("truncated at byte 0"), std::string::npos);
+}
+
+// A function of call_dps_packed travels by name and is looked up at each call; its calling
+// convention is one byte (the last of this file), and it never has destination registers.
+TEST(VmSerialize, DestinationPassingFunctionsTravelByName) {
+  vm::Executable exec = test_executable();
+  exec.runtime_funcs.push_back(vm::destination_passing_func("test.not.registered.yet"));
+  std::string bytes = vm::save_executable(exec);
+  vm::Executable loaded = load(bytes);
+  ASSERT_EQ(loaded.runtime_funcs.size(), 2u);
+  EXPECT_TRUE(loaded.runtime_funcs[1].destination_passing);
+  EXPECT_FALSE(loaded.runtime_funcs[0].destination_passing);
+  EXPECT_EQ(loaded.runtime_funcs[1].name, "test.not.registered.yet");
+  EXPECT_NE(error_of([&] {
+              loaded.runtime_funcs[1].func();
+            }).find("no function is registered under 'test.not.registered.yet'"),
+            std::string::npos);
+  std::string message = load_error([](vm::Executable& e) {
+    e.runtime_funcs[0] = vm::destination_passing_func(e.runtime_funcs[0].name);
+  });
+  EXPECT_NE(message.find("(invoke_packed) calls a destination-passing runtime function with "
+                         "destinations"),
+            std::string::npos)
+      << message;
+  std::string bad = bytes;
+  bad.back() = 2;
+  EXPECT_EQ(error_of([&] { load(bad); }),
+            "mod.vm: runtime function 'test.not.registered.yet' has calling convention 2, expected "
+            "0 or 1");
 }
 
 // Each corruption, made in memory and saved, and the message that names it.

@@ -26,6 +26,12 @@ TEST(PassContext, EnabledByLevelAndDisabledList) {
   EXPECT_FALSE(ctx.enabled("FoldConstant", 0));
 }
 
+// A context made without arguments and build()'s default agree: opt level 3.
+TEST(PassContext, DefaultsToBuildsOptLevel) {
+  EXPECT_EQ(PassContext{}.opt_level, 3);
+  EXPECT_TRUE(PassContext{}.enabled("AlterOpLayout", 3));
+}
+
 TEST(PassContext, ConfigFallsBack) {
   PassContext ctx;
   ctx.config["relay.FuseOps.max_depth"] = "8";

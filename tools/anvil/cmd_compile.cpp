@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "anvil/driver/apply_records.h"
 #include "anvil/driver/build.h"
 #include "anvil/driver/tuning_records.h"
 #include "anvil/driver/vm_build.h"
@@ -93,89 +94,15 @@ std::string source_of(const CompileOptions& options) {
   return options.model.empty() ? options.workload : options.model;
 }
 
-// The best tuning record per task of the build, handed to the schedules; what cannot be applied
-// (a bad line, another target, a task the model does not have, knobs outside the task's space)
-// is a problem: a warning, or with --strict-records the error.
-class RecordsApplier {
- public:
-  RecordsApplier(const CompileOptions& options) : strict_(options.strict_records) {
-    if (options.tuning_records.empty()) return;
-    driver::TuningRecords records =
-        driver::read_tuning_records(options.tuning_records, options.strict_records);
-    problems_ = records.problems;
-    read_ = records.records.size();
-    for (auto& [task, record] : driver::best_records(records, options.target, problems_))
-      best_.emplace(task, std::move(record));
-    check();
-  }
-
-  // The config of group's task, when a record has one that fits the group's knobs.
-  const lower::KnobConfig* config_for(const ir::Function& group,
-                                      const lower::LowerGroupOptions& options) {
-    auto it = best_.find(driver::workload_key(group));
-    if (it == best_.end()) return nullptr;
-    const driver::TuningRecord& record = it->second;
-    used_.insert(it->first);
-    lower::GroupKnobSpace space = lower::group_knob_space(group, options);
-    std::string why = space.strategy != record.strategy
-                          ? "its strategy '" + record.strategy + "' is not the task's ('" +
-                                (space.strategy.empty() ? std::string("generic") : space.strategy) +
-                                "')"
-                          : topi::config_mismatch(space.knobs, record.knobs, space.strategy);
-    if (!why.empty()) {
-      problems_.push_back("tuning records line " + std::to_string(record.line) + ": " + why +
-                          "; the default schedule is kept");
-      check();
-      return nullptr;
-    }
-    if (record.knobs.empty()) {  // the heuristic's own schedule measured fastest
-      ++kept_default_;
-      return nullptr;
-    }
-    ++applied_;
-    return &record.knobs;
-  }
-
-  // Reports the records whose task the model does not have (after the build).
-  void finish() {
-    for (const auto& [task, record] : best_)
-      if (!used_.count(task))
-        problems_.push_back("tuning records line " + std::to_string(record.line) + ": task " +
-                            task + " is not a task of this model");
-    check();
-  }
-
-  size_t read() const { return read_; }
-  int applied() const { return applied_; }
-  int kept_default() const { return kept_default_; }
-  const std::vector<std::string>& problems() const { return problems_; }
-
- private:
-  void check() const {
-    if (strict_ && !problems_.empty()) throw Error(problems_.front());
-  }
-
-  bool strict_ = false;
-  size_t read_ = 0;
-  int applied_ = 0;
-  int kept_default_ = 0;
-  std::map<std::string, driver::TuningRecord> best_;
-  std::set<std::string> used_;
-  std::vector<std::string> problems_;
-};
-
 void compile_model(const CompileOptions& options) {
   validate(options);
   auto start = std::chrono::steady_clock::now();
-  RecordsApplier records(options);
+  driver::TuningRecordsApplier records(options.tuning_records, options.target,
+                                       options.strict_records);
   auto [mod, params] =
       load_model_or_workload(options.model, options.input_shapes, options.workload);
   driver::BuildOptions build_options;
-  if (!options.tuning_records.empty())
-    build_options.config_for = [&records](const ir::Function& group,
-                                          const lower::LowerGroupOptions& lower_options) {
-      return records.config_for(group, lower_options);
-    };
+  records.install(build_options);
   build_options.target = options.target;
   transform::PassContext& ctx = build_options.pass_context;
   ctx.opt_level = options.opt_level;

@@ -18,18 +18,11 @@
 
 namespace anvil::driver {
 
-// A PassContext at opt level 3.
-inline transform::PassContext default_pass_context() {
-  transform::PassContext ctx;
-  ctx.opt_level = 3;
-  return ctx;
-}
-
 struct BuildOptions {
   // "llvm [-mcpu=... -mattr=...]" (host CPU by default) or "c".
   std::string target = "llvm";
-  // Passes, opt level and dumps.
-  transform::PassContext pass_context = default_pass_context();
+  // Passes, opt level (3 unless set) and dumps.
+  transform::PassContext pass_context;
   // Print the lowered tensor IR of every kernel to stderr.
   bool print_tir = false;
   // Called as the build advances: ("lower", groups done, groups in all) for each fused group,

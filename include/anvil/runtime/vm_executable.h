@@ -101,7 +101,15 @@ struct RuntimeFunc {
   std::string name;
   PackedFunc func;
   std::string note;  // why the group is not a compiled kernel (printed with the bytecode)
+  // A function of call_dps_packed: it writes its outputs into its last arguments, tensors the
+  // VM allocated, and returns nothing (no results handle is passed). It is found by name in
+  // the global registry at each call, so that a function registered after the build, or
+  // registered again, is the one called.
+  bool destination_passing = false;
 };
+
+// The RuntimeFunc of call_dps_packed("name", ...): destination passing, looked up by name.
+RuntimeFunc destination_passing_func(const std::string& name);
 
 // A whole program. functions[0] is @main.
 struct Executable {
@@ -118,7 +126,7 @@ std::string print_bytecode(const Executable& exec);
 // First eight bytes of a serialized executable ("ANVILVM" and a NUL).
 inline constexpr char kExecutableMagic[8] = {'A', 'N', 'V', 'I', 'L', 'V', 'M', '\0'};
 // The format version save_executable writes; load_executable reads only this one.
-inline constexpr uint32_t kExecutableVersion = 3;
+inline constexpr uint32_t kExecutableVersion = 4;
 
 // The executable as bytes (docs/artifact-format.md, "VM executable"): functions, instructions,
 // constants, kernel names and the names of the runtime functions, which must be registered

@@ -13,8 +13,9 @@ namespace anvil::transform {
 
 // The settings every pass of one build runs under (TVM's PassContext).
 struct PassContext {
-  // 0..3; each pass has the lowest level at which it runs.
-  int opt_level = 2;
+  // 0..3; each pass has the lowest level at which it runs. 3, as build() uses without a
+  // context, so a context made without arguments loses no pass.
+  int opt_level = 3;
   // Passes (by name, e.g. "FoldConstant") that never run, whatever the level.
   std::vector<std::string> disabled_passes;
   // Free-form settings read by individual passes ("relay.FuseOps.max_depth" = "256").

@@ -1,5 +1,8 @@
-// In-memory linking of compiled kernel objects with ORC's LLJIT. Runtime symbols
-// (AnvilSetLastError, AnvilParallelLaunch, ...) and libm resolve from the running process.
+// In-memory linking of compiled kernel objects with ORC's LLJIT. The runtime's C ABI
+// (AnvilSetLastError, AnvilParallelLaunch, ...) is defined by address, so that kernels link
+// wherever this library runs, a process that loaded anvil with RTLD_LOCAL (a Python extension)
+// included; libm and libc resolve from the running process.
+#include <llvm/ExecutionEngine/Orc/Core.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
@@ -9,6 +12,7 @@
 #include <llvm/TargetParser/Host.h>
 
 #include "anvil/codegen/llvm.h"
+#include "anvil/runtime/c_abi.h"
 #include "anvil/support/error.h"
 #include "codegen/llvm/codegen_llvm.h"
 
@@ -43,6 +47,17 @@ Module jit_load(const ObjectCode& code) {
                              jit->getDataLayout().getGlobalPrefix()),
                          "opening the current process for symbol lookup");
   jit->getMainJITDylib().addGenerator(std::move(generator));
+  llvm::orc::SymbolMap runtime_abi;
+  auto define = [&](const char* name, auto* function) {
+    runtime_abi[jit->mangleAndIntern(name)] = llvm::JITEvaluatedSymbol(
+        llvm::pointerToJITTargetAddress(function), llvm::JITSymbolFlags::Exported);
+  };
+  define("AnvilSetLastError", &AnvilSetLastError);
+  define("AnvilParallelLaunch", &AnvilParallelLaunch);
+  define("AnvilBackendAllocWorkspace", &AnvilBackendAllocWorkspace);
+  define("AnvilBackendFreeWorkspace", &AnvilBackendFreeWorkspace);
+  check(jit->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(runtime_abi))),
+        "defining the runtime's symbols");
   for (size_t i = 0; i < code.kernel_objects.size(); ++i)
     check(jit->addObjectFile(
               llvm::MemoryBuffer::getMemBufferCopy(code.kernel_objects[i], code.symbols.at(i))),

@@ -1,0 +1,5 @@
+"""TVM's contrib namespace: graph_executor."""
+
+from . import graph_executor
+
+__all__ = ["graph_executor"]
