@@ -171,7 +171,8 @@ TEST(VmExport, DamagedExecutableInPackageIsAnErrorNamingMember) {
   bytes[magic + 8] = 9;
   testing::write_file(path, bytes);
   EXPECT_EQ(error_of([&] { load_module(path); }),
-            "package '" + path + "': mod.vm: version 9, expected 3");
+            "package '" + path + "': mod.vm: version 9, expected " +
+                std::to_string(vm::kExecutableVersion));
 }
 
 TEST(VmExport, GraphPackageIsNotAVmPackage) {

@@ -147,6 +147,24 @@ def test_pass_context_defaults_to_opt_level_3_and_disables_passes():
         anvil.transform.PassContext(opt_level=7)
 
 
+def test_pass_context_disabled_pass_and_config_reach_the_build(rng):
+    model = small_cnn(channels=16)
+    mod, params = anvil.frontend.from_onnx(model)
+    assert "contrib_conv2d_NCHWc" in anvil.build(mod, params=params).get_source("relay")
+    with anvil.transform.PassContext(disabled_pass=["AlterOpLayout"]):
+        lib = anvil.build(mod, params=params)
+    assert "contrib_conv2d_NCHWc" not in lib.get_source("relay")
+    m = graph_executor.GraphModule(lib["default"](anvil.cpu()))
+    x = rng.uniform(-1, 1, size=(1, 3, 16, 16)).astype("float32")
+    m.run(input=x)
+    np.testing.assert_allclose(m.get_output(0).numpy(), run_onnxruntime(model, {"input": x})[0],
+                               rtol=1e-4, atol=1e-5)
+    # One op per group: more kernels than fusion's default.
+    with anvil.transform.PassContext(config={"relay.FuseOps.max_depth": 1}):
+        unfused = anvil.build(mod, params=params).get_source("tir")
+    assert unfused.count("@T.prim_func") > lib.get_source("tir").count("@T.prim_func")
+
+
 def test_workloads_build_and_match_numpy(rng):
     mod, params = anvil.testing.mlp.get_workload(batch_size=2, num_classes=10)
     lib = anvil.build(mod, target="llvm", params=params)
