@@ -14,10 +14,12 @@
 #include "driver/pipeline.h"
 
 #include <algorithm>
+#include <charconv>
 #include <string>
 
 #include "anvil/driver/build.h"
 #include "anvil/ir/infer_type.h"
+#include "anvil/support/error.h"
 #include "anvil/transform/passes.h"
 
 namespace anvil::driver {
@@ -34,7 +36,12 @@ Pass pass(std::string name, int min_level, std::function<ir::IRModule(const ir::
 // FuseOps at the level and depth ctx selects.
 ir::IRModule fuse_for(const ir::IRModule& mod, const PassContext& ctx) {
   int fuse_level = ctx.opt_level >= 1 ? 1 : 0;
-  int max_depth = std::stoi(ctx.get_config("relay.FuseOps.max_depth", "256"));
+  const std::string text = ctx.get_config("relay.FuseOps.max_depth", "256");
+  int max_depth = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), max_depth);
+  if (error != std::errc() || end != text.data() + text.size() || max_depth < 1)
+    throw Error("pass config relay.FuseOps.max_depth must be a positive integer, got '" + text +
+                "'");
   return transform::fuse_ops(mod, fuse_level, max_depth);
 }
 

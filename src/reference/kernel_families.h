@@ -20,6 +20,7 @@ void register_index_kernels();       // take, gather/scatter, one_hot, topk, sor
 void register_creation_kernels();    // arange, full/zeros/ones, shape_of, ...
 void register_qnn_kernels();         // qnn.quantize, qnn.dequantize
 void register_vision_kernels();      // vision.non_max_suppression
+void register_linalg_kernels();      // linalg.det
 
 // Winograd F(4x4, 3x3) blocked conv (nn_conv_winograd*.cpp).
 void register_nn_conv_winograd_kernels();

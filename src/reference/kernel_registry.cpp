@@ -29,6 +29,7 @@ void register_all_families() {
     register_creation_kernels();
     register_qnn_kernels();
     register_vision_kernels();
+    register_linalg_kernels();
   });
 }
 

@@ -90,6 +90,9 @@ def test_bad_params_and_shapes():
         anvil.frontend.from_onnx(small_cnn(), shape={"input": "abc"})
     with pytest.raises(anvil.AnvilError, match="only 'main'"):
         anvil.transform.BindParams("other", {})
+    with anvil.transform.PassContext(config={"relay.FuseOps.max_depth": "deep"}):
+        with pytest.raises(anvil.AnvilError, match="max_depth must be a positive integer, got 'deep'"):
+            anvil.build(mod, params=params)
 
 
 def test_vm_call_with_the_wrong_arity_or_function():

@@ -24,4 +24,13 @@ Tensor non_max_suppression(const Tensor& boxes, const Tensor& scores,
 // The global function name of non_max_suppression.
 inline constexpr const char* kNonMaxSuppression = "anvil.builtin.non_max_suppression";
 
+// ONNX Det: the determinant of each square matrix of x ([..., M, M], float32 or float64), of
+// shape [...] and x's dtype; by LU decomposition with partial pivoting in double precision,
+// so each elimination step depends on the previous one. An empty matrix (M = 0) has
+// determinant 1. Throws Error naming what is wrong with x.
+Tensor determinant(const Tensor& x);
+
+// The global function name of determinant.
+inline constexpr const char* kDeterminant = "anvil.builtin.determinant";
+
 }  // namespace anvil::builtins

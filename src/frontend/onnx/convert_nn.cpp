@@ -278,6 +278,7 @@ void register_nn_converters(ConverterTable& table) {
   register_image_converters(table);
   register_resize_converters(table);
   register_vision_converters(table);
+  register_linalg_converters(table);
 }
 
 }  // namespace anvil::frontend::onnx_import

@@ -14,6 +14,7 @@ void register_pool_converters(ConverterTable& table);
 void register_image_converters(ConverterTable& table);
 void register_resize_converters(ConverterTable& table);
 void register_vision_converters(ConverterTable& table);
+void register_linalg_converters(ConverterTable& table);
 
 // The number of spatial axes of input i, an (N, C, spatial...) tensor with 1
 // to 3 spatial axes; an error naming the node otherwise.

@@ -22,6 +22,7 @@ void register_index_ops(OpTable& table);  // take, gather/scatter, one_hot, topk
 void register_creation_ops(OpTable& table);  // arange, full/zeros/ones, shape_of, ...
 void register_qnn_ops(OpTable& table);       // qnn.quantize, qnn.dequantize
 void register_vision_ops(OpTable& table);    // vision.non_max_suppression
+void register_linalg_ops(OpTable& table);    // linalg.det
 
 // Winograd F(4x4, 3x3) blocked conv (nn_conv_winograd*.cpp).
 void register_nn_conv_winograd_ops(OpTable& table);

@@ -45,6 +45,7 @@ OpTable& OpTable::global() {
     register_creation_ops(*t);
     register_qnn_ops(*t);
     register_vision_ops(*t);
+    register_linalg_ops(*t);
     return t;
   }();
   return *table;
