@@ -4,7 +4,7 @@ import os
 import sys
 
 from . import _core
-from .base import AnvilError
+from .base import AnvilError, read_model
 
 
 def tune(mod, params=None, target="llvm", tuning_records="tuning.json", trials=0, tuner="xgb",
@@ -36,17 +36,8 @@ def quantize(model, calibration, output=None, method="minmax", percentile=99.999
     to ``output`` when given), "quantized_nodes", and with ``report`` the per-layer and
     per-output SQNR ("layers", "outputs": dicts of node, op_type, tensor, sqnr_db).
     """
-    what = "<model>"
-    if isinstance(model, (str, os.PathLike)):
-        what = os.fspath(model)
-        try:
-            with open(what, "rb") as f:
-                model = f.read()
-        except OSError as e:
-            raise AnvilError(f"cannot read ONNX model '{what}': {e.strerror}") from None
-    elif hasattr(model, "SerializeToString"):
-        model = model.SerializeToString()
-    result = _core.quantize(bytes(model), what, list(calibration), method, percentile,
+    model, what, _ = read_model(model, "quantize")
+    result = _core.quantize(model, what, list(calibration), method, percentile,
                             per_channel, list(exclude), report)
     if output is not None:
         with open(output, "wb") as f:

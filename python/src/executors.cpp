@@ -78,6 +78,27 @@ Tensor get_output(const Executor& executor, int index) {
   return executor.get_output(index);
 }
 
+// benchmark() and profile() of either executor, without the GIL.
+template <typename Executor>
+nb::dict run_benchmark(Executor& executor, int repeat, int number) {
+  BenchmarkResult r;
+  {
+    nb::gil_scoped_release release;
+    r = executor.benchmark(repeat, number);
+  }
+  return benchmark_dict(r);
+}
+
+template <typename Executor>
+nb::list run_profile(Executor& executor, int repeat) {
+  std::vector<KernelProfile> rows;
+  {
+    nb::gil_scoped_release release;
+    rows = executor.profile(repeat);
+  }
+  return profile_list(rows);
+}
+
 }  // namespace
 
 void bind_executors(nb::module_& m) {
@@ -138,28 +159,9 @@ void bind_executors(nb::module_& m) {
             e.load_params(data);
           },
           nb::arg("param_bytes"))
-      .def(
-          "benchmark",
-          [](GraphExecutor& e, int repeat, int number) {
-            BenchmarkResult r;
-            {
-              nb::gil_scoped_release release;
-              r = e.benchmark(repeat, number);
-            }
-            return benchmark_dict(r);
-          },
-          nb::arg("repeat") = 10, nb::arg("number") = 1)
-      .def(
-          "profile",
-          [](GraphExecutor& e, int repeat) {
-            std::vector<KernelProfile> rows;
-            {
-              nb::gil_scoped_release release;
-              rows = e.profile(repeat);
-            }
-            return profile_list(rows);
-          },
-          nb::arg("repeat") = 10);
+      .def("benchmark", &run_benchmark<GraphExecutor>, nb::arg("repeat") = 10,
+           nb::arg("number") = 1)
+      .def("profile", &run_profile<GraphExecutor>, nb::arg("repeat") = 10);
 
   nb::class_<VirtualMachine>(m, "VirtualMachine")
       .def_static("from_package", [](const Package& package,
@@ -171,28 +173,9 @@ void bind_executors(nb::module_& m) {
       .def("get_num_outputs", &VirtualMachine::get_num_outputs)
       .def("get_input_info",
            [](const VirtualMachine& v) { return input_info_list(v.get_input_info()); })
-      .def(
-          "benchmark",
-          [](VirtualMachine& v, int repeat, int number) {
-            BenchmarkResult r;
-            {
-              nb::gil_scoped_release release;
-              r = v.benchmark(repeat, number);
-            }
-            return benchmark_dict(r);
-          },
-          nb::arg("repeat") = 10, nb::arg("number") = 1)
-      .def(
-          "profile",
-          [](VirtualMachine& v, int repeat) {
-            std::vector<KernelProfile> rows;
-            {
-              nb::gil_scoped_release release;
-              rows = v.profile(repeat);
-            }
-            return profile_list(rows);
-          },
-          nb::arg("repeat") = 10);
+      .def("benchmark", &run_benchmark<VirtualMachine>, nb::arg("repeat") = 10,
+           nb::arg("number") = 1)
+      .def("profile", &run_profile<VirtualMachine>, nb::arg("repeat") = 10);
 }
 
 }  // namespace anvil::python

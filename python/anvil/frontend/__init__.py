@@ -1,9 +1,7 @@
 """Importers: ONNX models to the graph IR (TVM's relay.frontend)."""
 
-import os
-
 from .. import _core
-from ..base import AnvilError
+from ..base import AnvilError, read_model
 
 
 def from_onnx(model, shape=None, dtype="float32", opset=None, freeze_params=False):
@@ -15,24 +13,7 @@ def from_onnx(model, shape=None, dtype="float32", opset=None, freeze_params=Fals
     symbolic (build with anvil.vm). ``dtype`` is the element type of inputs whose type the
     model leaves open; ``opset`` overrides the model's.
     """
-    base_dir = ""
-    what = "<model>"
-    if isinstance(model, (str, os.PathLike)):
-        path = os.fspath(model)
-        try:
-            with open(path, "rb") as f:
-                data = f.read()
-        except OSError as e:
-            raise AnvilError(f"cannot read ONNX model '{path}': {e.strerror}") from None
-        base_dir = os.path.dirname(os.path.abspath(path))
-        what = path
-    elif isinstance(model, (bytes, bytearray, memoryview)):
-        data = bytes(model)
-    elif hasattr(model, "SerializeToString"):
-        data = model.SerializeToString()
-    else:
-        raise AnvilError("from_onnx: expected an onnx.ModelProto, bytes or a path, got "
-                         f"{type(model).__name__}")
+    data, what, base_dir = read_model(model, "from_onnx")
     shape_list = []
     for name, dims in (shape or {}).items():
         try:
