@@ -133,6 +133,17 @@ void check_every_op_has_compute(const ir::Function& main) {
   throw_error("build: no code generation for operator", missing.size() > 1 ? "s " : " ", list);
 }
 
+tir::PrimFunc lower_called_prim_func(const ir::IRModule& mod, const std::string& name,
+                                     const char* who) {
+  const auto* prim = dynamic_cast<const tir::PrimFuncNode*>(mod.find(name).get());
+  if (!prim) throw_error(who, ": call_tir calls @", name, ", which is not a PrimFunc");
+  tir::PrimFunc func(prim);
+  if (func->global_symbol() != name)
+    func = tir::PrimFuncNode::make(func->params, func->buffer_map, func->body,
+                                   func->func_attrs.with("global_symbol", name));
+  return tir::transform::lower(func);
+}
+
 LoweredGraph lower_graph(const ir::IRModule& fused, const lower::LowerGroupOptions& options,
                          bool print_tir, const LowerProgress& progress) {
   ir::Function main = fused.get_function("main");
@@ -145,15 +156,8 @@ LoweredGraph lower_graph(const ir::IRModule& fused, const lower::LowerGroupOptio
     if (!call || !call->op() || call->op()->name != "call_tir") return;
     if (const auto* gv = ir::as<ir::GlobalVarNode>(call->args.at(0))) called.insert(gv->name);
   });
-  for (const std::string& name : called) {
-    const auto* prim = dynamic_cast<const tir::PrimFuncNode*>(fused.get(name).get());
-    if (!prim) throw_error("build: call_tir calls @", name, ", which is not a PrimFunc");
-    tir::PrimFunc func(prim);
-    if (func->global_symbol() != name)
-      func = tir::PrimFuncNode::make(func->params, func->buffer_map, func->body,
-                                     func->func_attrs.with("global_symbol", name));
-    lowerer.add_kernel(tir::transform::lower(func));
-  }
+  for (const std::string& name : called)
+    lowerer.add_kernel(lower_called_prim_func(fused, name, "build"));
   ir::Expr body = lowerer.mutate(main->body);
   ir::Function lowered_main =
       ir::FunctionNode::make(main->params, body, main->ret_type, main->func_attrs);

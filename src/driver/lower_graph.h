@@ -37,6 +37,11 @@ std::string fused_op_names(const ir::FunctionNode& fn);
 // Throws one Error listing every operator called in main (groups included) without a compute.
 void check_every_op_has_compute(const ir::Function& main);
 
+// The PrimFunc @name of mod that call_tir calls, lowered as a kernel exported under `name`;
+// `who` ("build", "build_vm") heads the Error when @name is not a PrimFunc.
+tir::PrimFunc lower_called_prim_func(const ir::IRModule& mod, const std::string& name,
+                                     const char* who);
+
 // Lowers every group of @main; structurally equal groups share one kernel. Throws one Error
 // listing every operator without a compute before lowering anything.
 LoweredGraph lower_graph(const ir::IRModule& fused, const lower::LowerGroupOptions& options,

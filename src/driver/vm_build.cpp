@@ -12,7 +12,6 @@
 #include "anvil/ir/infer_type.h"
 #include "anvil/runtime/vm_executable.h"
 #include "anvil/support/error.h"
-#include "anvil/tir/transform.h"
 #include "anvil/transform/passes.h"
 #include "driver/compile_kernels.h"
 #include "driver/export.h"
@@ -91,13 +90,7 @@ void add_prim_func_kernels(const ir::IRModule& mod, VmProgram& program,
     auto [it, added] = kernel_index.emplace(name, int32_t(exec.kernel_names.size()));
     if (added) {
       prim_funcs.insert(name);
-      const auto* prim = dynamic_cast<const tir::PrimFuncNode*>(mod.find(name).get());
-      if (!prim) throw_error("build_vm: call_tir calls @", name, ", which is not a PrimFunc");
-      tir::PrimFunc func(prim);
-      if (func->global_symbol() != name)
-        func = tir::PrimFuncNode::make(func->params, func->buffer_map, func->body,
-                                       func->func_attrs.with("global_symbol", name));
-      kernels.push_back(tir::transform::lower(func));
+      kernels.push_back(lower_called_prim_func(mod, name, "build_vm"));
       exec.kernel_names.push_back(name);
     } else if (!prim_funcs.count(name)) {
       throw_error("build_vm: PrimFunc @", name, " has the name of a generated kernel");
