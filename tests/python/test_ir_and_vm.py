@@ -127,6 +127,25 @@ def test_python_function_called_from_compiled_code_with_torch(rng):
                                atol=1e-6)
 
 
+def test_python_function_called_by_the_graph_executor(rng):
+    """The graph executor resolves call_dps_packed in the registry too (a static module)."""
+
+    @anvil.register_func("test.linear", override=True)
+    def linear(x, w, b, out):
+        np.matmul(np.asarray(x), np.asarray(w).T, out=np.asarray(out))
+        np.asarray(out)[...] += np.asarray(b)
+
+    w = rng.normal(size=(3, 4)).astype("float32")
+    b = rng.normal(size=(3,)).astype("float32")
+    mod = anvil.ir.parse(MLP_TEXT.replace("(n, ", "(2, "))
+    lib = anvil.build(mod, params={"w": w, "b": b})
+    m = anvil.runtime.GraphModule(lib["default"](anvil.cpu()))
+    x = rng.normal(size=(2, 4)).astype("float32")
+    m.run(x=x)
+    np.testing.assert_allclose(m.get_output(0).numpy(), linear_reference(x, w, b), rtol=1e-5,
+                               atol=1e-6)
+
+
 def test_an_exception_in_a_python_function_fails_the_run():
     @anvil.register_func("test.linear", override=True)
     def broken(x, w, b, out):
