@@ -30,6 +30,7 @@ void register_all_families() {
     register_qnn_kernels();
     register_vision_kernels();
     register_linalg_kernels();
+    register_signal_kernels();
   });
 }
 

@@ -33,4 +33,23 @@ Tensor determinant(const Tensor& x);
 // The global function name of determinant.
 inline constexpr const char* kDeterminant = "anvil.builtin.determinant";
 
+// ONNX STFT. signal: [batch, length, 1] (real) or [batch, length, 2] (complex), float32 or
+// float64; frame_step: one integer; window: [frame_length] of signal's dtype, or no element for
+// none (a rectangular window); frame_length: one integer, or -1 to take the window's length;
+// onesided: one integer, non-zero for the frame_length / 2 + 1 bins of a real transform.
+// Returns [batch, frames, bins, 2] (real, imaginary) of signal's dtype, frames =
+// 1 + (length - frame_length) / frame_step. Throws Error naming the input that is wrong.
+Tensor stft(const Tensor& signal, const Tensor& frame_step, const Tensor& window,
+            const Tensor& frame_length, const Tensor& onesided);
+inline constexpr const char* kStft = "anvil.builtin.stft";
+
+// ONNX MelWeightMatrix, as the ONNX reference computes it (triangular filters on mel-spaced
+// points rounded down to DFT bins): [dft_length / 2 + 1, num_mel_bins] float32. The inputs are
+// one value each: num_mel_bins, dft_length, sample_rate (integers), lower_edge_hertz and
+// upper_edge_hertz (floats). Throws Error naming a value out of range.
+Tensor mel_weight_matrix(const Tensor& num_mel_bins, const Tensor& dft_length,
+                         const Tensor& sample_rate, const Tensor& lower_edge_hertz,
+                         const Tensor& upper_edge_hertz);
+inline constexpr const char* kMelWeightMatrix = "anvil.builtin.mel_weight_matrix";
+
 }  // namespace anvil::builtins

@@ -174,11 +174,38 @@ ConverterFn convert_dft(bool axis_is_input) {
   };
 }
 
+// STFT: signal.stft, a runtime function of the VM (its frame count and length are inputs'
+// values). An absent window is an empty one (rectangular), an absent frame_length is -1 (the
+// window's length); onesided travels as a constant.
+std::vector<Expr> convert_stft(ConvertContext& ctx) {
+  DataType dtype = ctx.input_tensor(0).dtype;
+  if (!ctx.has_input(2) && !ctx.has_input(3))
+    ctx.fail("give a window (input 2) or a frame_length (input 3)");
+  Expr window = ctx.has_input(2) ? ctx.input(2) : ctx.constant(Tensor::empty({0}, dtype));
+  Expr frame_length = ctx.has_input(3) ? ctx.input(3) : tensor::int64_scalar(ctx, -1);
+  int64_t onesided = ctx.attr_int("onesided", 1);
+  return {ctx.op("signal.stft", {ctx.input(0), ctx.input(1), window, frame_length,
+                                 tensor::int64_scalar(ctx, onesided != 0)})};
+}
+
+// MelWeightMatrix: signal.mel_weight_matrix (float32; its shape is its inputs' values), cast to
+// output_datatype.
+std::vector<Expr> convert_mel_weight_matrix(ConvertContext& ctx) {
+  std::vector<Expr> inputs;
+  for (size_t i = 0; i < 5; ++i) inputs.push_back(ctx.input(i));
+  Expr weights = ctx.op("signal.mel_weight_matrix", inputs);
+  DataType out = onnx_dtype(int32_t(ctx.attr_int("output_datatype", 1)), "output_datatype");
+  if (out != DataType::float32()) weights = ctx.op("cast", {weights}, {{"dtype", out}});
+  return {weights};
+}
+
 }  // namespace
 
 void register_signal_converters(ConverterTable& table) {
   table.add("DFT", 17, convert_dft(false));
   table.add("DFT", 20, convert_dft(true));
+  table.add("STFT", 17, convert_stft);
+  table.add("MelWeightMatrix", 17, convert_mel_weight_matrix);
 }
 
 }  // namespace anvil::frontend::onnx_import

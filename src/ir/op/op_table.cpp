@@ -46,6 +46,7 @@ OpTable& OpTable::global() {
     register_qnn_ops(*t);
     register_vision_ops(*t);
     register_linalg_ops(*t);
+    register_signal_ops(*t);
     return t;
   }();
   return *table;

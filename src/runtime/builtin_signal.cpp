@@ -1,0 +1,157 @@
+// Signal-processing runtime functions (anvil/runtime/builtins.h): STFT with its frame count and
+// length given at run time, and the mel filter bank whose size is an input's value.
+#include <cmath>
+#include <numbers>
+#include <vector>
+
+#include "anvil/runtime/builtins.h"
+#include "anvil/runtime/packed_func.h"
+#include "anvil/support/error.h"
+
+namespace anvil::builtins {
+namespace {
+
+// The one value of t (a scalar or a one-element tensor), as a double.
+double one_value(const Tensor& t, const char* what) {
+  if (t.numel() != 1)
+    throw_error(what, " must hold one value, got shape ", shape_to_string(t.shape()));
+  return t.get_as_double(0);
+}
+
+int64_t one_integer(const Tensor& t, const char* what) {
+  if (!t.dtype().is_int() && !t.dtype().is_uint())
+    throw_error(what, " must be an integer, got ", t.dtype().to_string());
+  return int64_t(one_value(t, what));
+}
+
+// Registers f under name with the VM's runtime-function convention: `arity` tensors, then
+// where the one output goes.
+template <size_t arity, typename F>
+void register_runtime_function(const char* name, F f) {
+  register_global(name, PackedFunc(
+                            [name, f](const PackedArgs& args) -> Value {
+                              if (args.size() != arity + 1)
+                                throw_error(name, " takes ", arity, " tensors, got ",
+                                            args.size() - 1);
+                              std::vector<Tensor> in;
+                              for (size_t i = 0; i < arity; ++i) in.push_back(args.get<Tensor>(i));
+                              auto* outputs = args.get<std::vector<Tensor>*>(arity);
+                              *outputs = {f(in)};
+                              return Value();
+                            },
+                            name));
+}
+
+}  // namespace
+
+Tensor stft(const Tensor& signal, const Tensor& frame_step, const Tensor& window,
+            const Tensor& frame_length, const Tensor& onesided) {
+  const DataType dtype = signal.dtype();
+  if (dtype != DataType::float32() && dtype != DataType::float64())
+    throw_error("stft: the signal must be float32 or float64, got ", dtype.to_string());
+  if (signal.ndim() != 3 || (signal.shape()[2] != 1 && signal.shape()[2] != 2))
+    throw_error("stft: the signal must be [batch, length, 1 or 2], got shape ",
+                shape_to_string(signal.shape()));
+  const int64_t batch = signal.shape()[0], length = signal.shape()[1];
+  const bool complex = signal.shape()[2] == 2;
+  const int64_t step = one_integer(frame_step, "stft: frame_step");
+  int64_t frame = one_integer(frame_length, "stft: frame_length");
+  const bool windowed = window.numel() > 0;
+  if (frame < 0) {
+    if (!windowed) throw_error("stft: give a window or a frame_length");
+    frame = window.numel();
+  }
+  if (windowed && (window.ndim() != 1 || window.numel() != frame))
+    throw_error("stft: the window must be [frame_length] = [", frame, "], got shape ",
+                shape_to_string(window.shape()));
+  if (step <= 0) throw_error("stft: frame_step must be positive, got ", step);
+  if (frame <= 0 || frame > length)
+    throw_error("stft: frame_length must be in [1, ", length, "] (the signal's length), got ",
+                frame);
+  const int64_t frames = 1 + (length - frame) / step;
+  const int64_t bins = one_integer(onesided, "stft: onesided") != 0 ? frame / 2 + 1 : frame;
+  Tensor out = Tensor::empty({batch, frames, bins, 2}, dtype);
+  std::vector<double> re(static_cast<size_t>(frame)), im(static_cast<size_t>(frame));
+  const double two_pi = 2 * std::numbers::pi;
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t f = 0; f < frames; ++f) {
+      for (int64_t n = 0; n < frame; ++n) {
+        const int64_t at = (b * length + f * step + n) * signal.shape()[2];
+        const double w = windowed ? window.get_as_double(n) : 1.0;
+        re[size_t(n)] = signal.get_as_double(at) * w;
+        im[size_t(n)] = complex ? signal.get_as_double(at + 1) * w : 0.0;
+      }
+      for (int64_t k = 0; k < bins; ++k) {
+        double sum_re = 0, sum_im = 0;
+        for (int64_t n = 0; n < frame; ++n) {
+          const double angle = two_pi * double((k * n) % frame) / double(frame);
+          const double c = std::cos(angle), s = std::sin(angle);
+          sum_re += re[size_t(n)] * c + im[size_t(n)] * s;
+          sum_im += im[size_t(n)] * c - re[size_t(n)] * s;
+        }
+        const int64_t o = ((b * frames + f) * bins + k) * 2;
+        out.set_from_double(o, sum_re);
+        out.set_from_double(o + 1, sum_im);
+      }
+    }
+  }
+  return out;
+}
+
+Tensor mel_weight_matrix(const Tensor& num_mel_bins, const Tensor& dft_length,
+                         const Tensor& sample_rate, const Tensor& lower_edge_hertz,
+                         const Tensor& upper_edge_hertz) {
+  const int64_t mels = one_integer(num_mel_bins, "mel_weight_matrix: num_mel_bins");
+  const int64_t dft = one_integer(dft_length, "mel_weight_matrix: dft_length");
+  const int64_t rate = one_integer(sample_rate, "mel_weight_matrix: sample_rate");
+  const double lower = one_value(lower_edge_hertz, "mel_weight_matrix: lower_edge_hertz");
+  const double upper = one_value(upper_edge_hertz, "mel_weight_matrix: upper_edge_hertz");
+  if (mels <= 0) throw_error("mel_weight_matrix: num_mel_bins must be positive, got ", mels);
+  if (dft <= 0) throw_error("mel_weight_matrix: dft_length must be positive, got ", dft);
+  if (rate <= 0) throw_error("mel_weight_matrix: sample_rate must be positive, got ", rate);
+  if (!(lower >= 0 && lower < upper))
+    throw_error("mel_weight_matrix: the edges must satisfy 0 <= lower < upper, got ", lower,
+                " and ", upper);
+  const int64_t spectrum_bins = dft / 2 + 1;
+  auto to_mel = [](double hz) { return 2595 * std::log10(1 + hz / 700); };
+  const double low_mel = to_mel(lower), high_mel = to_mel(upper);
+  const double mel_step = (high_mel - low_mel) / double(mels + 2);
+  std::vector<int64_t> points(static_cast<size_t>(mels + 2));
+  for (int64_t i = 0; i < mels + 2; ++i) {
+    const double hz = 700 * (std::pow(10.0, (double(i) * mel_step + low_mel) / 2595) - 1);
+    points[size_t(i)] = int64_t(std::floor(double(dft + 1) * hz / double(rate)));
+    if (points[size_t(i)] < 0 || points[size_t(i)] >= spectrum_bins)
+      throw_error("mel_weight_matrix: upper_edge_hertz ", upper, " lies past the ", spectrum_bins,
+                  " bins of a ", dft, "-point DFT at ", rate, " Hz");
+  }
+  Tensor out = Tensor::zeros({spectrum_bins, mels}, DataType::float32());
+  float* w = out.data_as<float>();
+  for (int64_t i = 0; i < mels; ++i) {
+    const int64_t left = points[size_t(i)], center = points[size_t(i + 1)],
+                  right = points[size_t(i + 2)];
+    if (center == left) {
+      w[center * mels + i] = 1;
+    } else {
+      for (int64_t j = left; j <= center; ++j)
+        w[j * mels + i] = float(double(j - left) / double(center - left));
+    }
+    for (int64_t j = center; j < right; ++j)
+      w[j * mels + i] = float(double(right - j) / double(right - center));
+  }
+  return out;
+}
+
+namespace {
+
+const bool kRegistered = [] {
+  register_runtime_function<5>(
+      kStft, [](const std::vector<Tensor>& in) { return stft(in[0], in[1], in[2], in[3], in[4]); });
+  register_runtime_function<5>(kMelWeightMatrix, [](const std::vector<Tensor>& in) {
+    return mel_weight_matrix(in[0], in[1], in[2], in[3], in[4]);
+  });
+  return true;
+}();
+
+}  // namespace
+
+}  // namespace anvil::builtins
