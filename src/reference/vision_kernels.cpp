@@ -13,6 +13,10 @@ void register_vision_kernels() {
     for (const Tensor& t : args.inputs) in.push_back(t.is_contiguous() ? t : t.copy());
     return std::vector<Tensor>{builtins::non_max_suppression(in[0], in[1], in[2], in[3], in[4])};
   });
+  register_kernel("vision.roi_align", [](const KernelArgs& args) {
+    const auto& in = args.inputs;
+    return std::vector<Tensor>{builtins::roi_align(in[0], in[1], in[2], in[3])};
+  });
 }
 
 }  // namespace anvil::reference

@@ -1,5 +1,6 @@
 // Runtime functions of the vision ops (anvil/runtime/builtins.h).
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -104,6 +105,112 @@ Tensor non_max_suppression(const Tensor& boxes, const Tensor& scores,
   return out;
 }
 
+Tensor roi_align(const Tensor& data, const Tensor& rois, const Tensor& batch_indices,
+                 const Tensor& params) {
+  const DataType dtype = data.dtype();
+  if (dtype != DataType::float32() && dtype != DataType::float64())
+    throw_error("roi_align: X must be float32 or float64, got ", dtype.to_string());
+  if (data.ndim() != 4)
+    throw_error("roi_align: X must be [N, C, H, W], got shape ", shape_to_string(data.shape()));
+  if (rois.ndim() != 2 || rois.shape()[1] != 4)
+    throw_error("roi_align: rois must be [num_rois, 4], got shape ", shape_to_string(rois.shape()));
+  const int64_t count = rois.shape()[0];
+  if (batch_indices.ndim() != 1 || batch_indices.numel() != count)
+    throw_error("roi_align: batch_indices must be [", count, "], got shape ",
+                shape_to_string(batch_indices.shape()));
+  if (params.numel() != 6) throw_error("roi_align: expected 6 parameters, got ", params.numel());
+  const int64_t batch = data.shape()[0], channels = data.shape()[1], height = data.shape()[2],
+                width = data.shape()[3];
+  const int64_t out_h = int64_t(params.get_as_double(0)), out_w = int64_t(params.get_as_double(1));
+  const int64_t sampling_ratio = int64_t(params.get_as_double(2));
+  const double scale = params.get_as_double(3);
+  const bool max_mode = params.get_as_double(4) != 0, half_pixel = params.get_as_double(5) != 0;
+  if (out_h <= 0 || out_w <= 0)
+    throw_error("roi_align: output_height and output_width must be positive, got ", out_h, " and ",
+                out_w);
+  Tensor out = Tensor::empty({count, channels, out_h, out_w}, dtype);
+  struct Sample {
+    int64_t pos[4];
+    double weight[4];
+  };
+  std::vector<Sample> samples;
+  for (int64_t r = 0; r < count; ++r) {
+    const int64_t b = int64_t(batch_indices.get_as_double(r));
+    if (b < 0 || b >= batch)
+      throw_error("roi_align: batch_indices[", r, "] = ", b, " is outside [0, ", batch, ")");
+    const double offset = half_pixel ? 0.5 : 0.0;
+    const double start_w = rois.get_as_double(r * 4 + 0) * scale - offset;
+    const double start_h = rois.get_as_double(r * 4 + 1) * scale - offset;
+    double roi_w = rois.get_as_double(r * 4 + 2) * scale - offset - start_w;
+    double roi_h = rois.get_as_double(r * 4 + 3) * scale - offset - start_h;
+    if (!half_pixel) {  // malformed boxes become 1 x 1
+      roi_w = std::max(roi_w, 1.0);
+      roi_h = std::max(roi_h, 1.0);
+    }
+    const double bin_h = roi_h / double(out_h), bin_w = roi_w / double(out_w);
+    const int64_t grid_h =
+        sampling_ratio > 0 ? sampling_ratio : int64_t(std::ceil(roi_h / double(out_h)));
+    const int64_t grid_w =
+        sampling_ratio > 0 ? sampling_ratio : int64_t(std::ceil(roi_w / double(out_w)));
+    const double divisor = double(std::max<int64_t>(grid_h * grid_w, 1));
+    for (int64_t ph = 0; ph < out_h; ++ph) {
+      for (int64_t pw = 0; pw < out_w; ++pw) {
+        // The bilinear samples of this bin, shared by every channel.
+        samples.clear();
+        for (int64_t iy = 0; iy < grid_h; ++iy) {
+          for (int64_t ix = 0; ix < grid_w; ++ix) {
+            double y = start_h + double(ph) * bin_h + (double(iy) + 0.5) * bin_h / double(grid_h);
+            double x = start_w + double(pw) * bin_w + (double(ix) + 0.5) * bin_w / double(grid_w);
+            Sample s{{0, 0, 0, 0}, {0, 0, 0, 0}};
+            if (!(y < -1.0 || y > double(height) || x < -1.0 || x > double(width))) {
+              y = std::max(y, 0.0);
+              x = std::max(x, 0.0);
+              int64_t y_low = int64_t(y), x_low = int64_t(x), y_high, x_high;
+              if (y_low >= height - 1) {
+                y_high = y_low = height - 1;
+                y = double(y_low);
+              } else {
+                y_high = y_low + 1;
+              }
+              if (x_low >= width - 1) {
+                x_high = x_low = width - 1;
+                x = double(x_low);
+              } else {
+                x_high = x_low + 1;
+              }
+              const double ly = y - double(y_low), lx = x - double(x_low);
+              const double hy = 1 - ly, hx = 1 - lx;
+              s = Sample{{y_low * width + x_low, y_low * width + x_high, y_high * width + x_low,
+                          y_high * width + x_high},
+                         {hy * hx, hy * lx, ly * hx, ly * lx}};
+            }
+            samples.push_back(s);
+          }
+        }
+        for (int64_t c = 0; c < channels; ++c) {
+          const int64_t base = (b * channels + c) * height * width;
+          double value = 0;
+          bool first = true;
+          for (const Sample& s : samples) {
+            double v[4];
+            for (int k = 0; k < 4; ++k) v[k] = s.weight[k] * data.get_as_double(base + s.pos[k]);
+            if (max_mode) {
+              const double m = std::max(std::max(v[0], v[1]), std::max(v[2], v[3]));
+              value = first ? m : std::max(value, m);
+              first = false;
+            } else {
+              value += v[0] + v[1] + v[2] + v[3];
+            }
+          }
+          if (!max_mode) value /= divisor;
+          out.set_from_double(((r * channels + c) * out_h + ph) * out_w + pw, value);
+        }
+      }
+    }
+  }
+  return out;
+}
+
 namespace {
 
 // The VM's runtime-function convention: the inputs, then where the outputs go.
@@ -121,6 +228,17 @@ const bool kRegistered = [] {
                         return Value();
                       },
                       kNonMaxSuppression));
+  register_global(kRoiAlign, PackedFunc(
+                                 [](const PackedArgs& args) -> Value {
+                                   if (args.size() != 5)
+                                     throw_error(kRoiAlign, " takes 4 tensors, got ",
+                                                 args.size() - 1);
+                                   auto* outputs = args.get<std::vector<Tensor>*>(4);
+                                   *outputs = {roi_align(args.get<Tensor>(0), args.get<Tensor>(1),
+                                                         args.get<Tensor>(2), args.get<Tensor>(3))};
+                                   return Value();
+                                 },
+                                 kRoiAlign));
   return true;
 }();
 

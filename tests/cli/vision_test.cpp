@@ -1,6 +1,7 @@
 // NonMaxSuppression through the command line over a grid of batches, classes, box counts,
 // thresholds, box formats and optional inputs, and inside a small detection head whose later
-// ops run on the selected rows; ONNX Runtime's outputs are the oracle.
+// ops run on the selected rows; RoiAlign over a grid of modes and boxes; ONNX Runtime's outputs
+// are the oracle.
 #include <string>
 
 #include "cli/cli_fixture.h"
@@ -114,6 +115,35 @@ graph = helper.make_graph(nodes, 'head',
                            helper.make_tensor_value_info('scaled', F, None)], inits)
 save('head', graph, {'boxes': boxes, 'logits': logits}, 13)
 
+# RoiAlign over modes, coordinate transforms, sampling ratios, scales and box placements (boxes
+# inside, across the border, degenerate), with the output size from attributes.
+def roi_align(name, n, c, h, w, count, out_h, out_w, ratio, scale, mode, transform, opset=16,
+              dtype=np.float32):
+    x = rng.normal(0, 1, (n, c, h, w)).astype(dtype)
+    corners = rng.uniform(-2, max(h, w) / scale + 2, (count, 2, 2))
+    rois = np.concatenate([corners.min(1), corners.max(1)], -1).astype(dtype)  # x1, y1, x2, y2
+    rois[::5, 2:] = rois[::5, :2]  # empty boxes
+    indices = rng.integers(0, n, count).astype(np.int64)
+    attrs = dict(output_height=out_h, output_width=out_w, sampling_ratio=ratio,
+                 spatial_scale=scale, mode=mode)
+    if opset >= 16:
+        attrs['coordinate_transformation_mode'] = transform
+    node = helper.make_node('RoiAlign', ['x', 'rois', 'indices'], ['y'], **attrs)
+    elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    graph = helper.make_graph([node], name,
+                              [helper.make_tensor_value_info('x', elem, list(x.shape)),
+                               helper.make_tensor_value_info('rois', elem, list(rois.shape)),
+                               helper.make_tensor_value_info('indices', I64, [count])],
+                              [helper.make_tensor_value_info('y', elem, None)])
+    save(name, graph, {'x': x, 'rois': rois, 'indices': indices}, opset)
+
+roi_align('roi0', 1, 3, 16, 16, 6, 4, 4, 2, 1.0, 'avg', 'half_pixel')
+roi_align('roi1', 2, 4, 20, 12, 9, 3, 5, 0, 0.5, 'avg', 'output_half_pixel')
+roi_align('roi2', 2, 2, 10, 10, 7, 5, 5, 0, 1.0, 'max', 'output_half_pixel')
+roi_align('roi3', 1, 8, 32, 24, 5, 7, 7, 3, 0.25, 'max', 'half_pixel')
+roi_align('roi4', 3, 2, 9, 13, 8, 2, 3, 1, 1.0, 'avg', 'output_half_pixel', opset=10)
+roi_align('roi5', 2, 3, 14, 14, 6, 4, 4, 2, 1.0, 'avg', 'half_pixel', dtype=np.float64)
+
 # A score tensor whose box count differs from the boxes'.
 node = helper.make_node('NonMaxSuppression', ['boxes', 'scores'], ['selected'])
 graph = helper.make_graph([node], 'bad', [helper.make_tensor_value_info('boxes', F, [1, 5, 4]),
@@ -138,6 +168,10 @@ TEST_F(CliVision, CenterBoxesTiesInitializersAndDefaultsMatchOnnxRuntime) {
 
 TEST_F(CliVision, DetectionHeadAroundNonMaxSuppressionMatchesOnnxRuntime) {
   expect_run_matches_oracle("head");
+}
+
+TEST_F(CliVision, RoiAlignOverAGridMatchesOnnxRuntime) {
+  for (int k = 0; k < 6; ++k) expect_run_matches_oracle("roi" + std::to_string(k));
 }
 
 TEST_F(CliVision, MismatchedScoresAreAnErrorNamingTheNode) {

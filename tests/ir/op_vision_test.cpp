@@ -40,5 +40,26 @@ TEST(VisionNonMaxSuppression, MismatchesNameTheArgument) {
       type_error_mentions(nms({2, 5, 4}, {2, 1, 5}, {1}, DataType::float16()), {"float32"}));
 }
 
+Expr roi_align(std::vector<Dim> rois, std::vector<Dim> indices, DataType rois_dtype = f32) {
+  return call_op("vision.roi_align",
+                 {tensor_var("x", {2, 8, 16, 16}), tensor_var("rois", std::move(rois), rois_dtype),
+                  tensor_var("indices", std::move(indices), i64),
+                  tensor_var("params", {6}, DataType::float64())});
+}
+
+TEST(VisionRoiAlign, OneOutputPerRoiAndChannel) {
+  EXPECT_TRUE(
+      is_tensor(infer_expr_type(roi_align({5, 4}, {5})), {5, 8, Dim::any(), Dim::any()}, f32));
+  EXPECT_TRUE(
+      is_tensor(infer_expr_type(roi_align({n, 4}, {n})), {n, 8, Dim::any(), Dim::any()}, f32));
+  EXPECT_EQ(pattern_of("vision.roi_align"), OpPattern::Opaque);
+}
+
+TEST(VisionRoiAlign, MismatchesNameTheArgument) {
+  EXPECT_TRUE(type_error_mentions(roi_align({5, 3}, {5}), {"rois", "dim 1"}));
+  EXPECT_TRUE(type_error_mentions(roi_align({5, 4}, {6}), {"batch_indices", "one per roi"}));
+  EXPECT_TRUE(type_error_mentions(roi_align({5, 4}, {5}, DataType::float64()), {"rois", "dtype"}));
+}
+
 }  // namespace
 }  // namespace anvil::ir

@@ -24,6 +24,16 @@ Tensor non_max_suppression(const Tensor& boxes, const Tensor& scores,
 // The global function name of non_max_suppression.
 inline constexpr const char* kNonMaxSuppression = "anvil.builtin.non_max_suppression";
 
+// ONNX RoiAlign, as ONNX Runtime computes it. data: [N, C, H, W] float32 or float64; rois:
+// [R, 4] (x1, y1, x2, y2) of data's dtype; batch_indices: [R] integers; params: six float64
+// values (output_height, output_width, sampling_ratio, spatial_scale, max mode 0/1, half_pixel
+// 0/1). Each output bin averages (or, in max mode, takes the largest of the bilinear samples'
+// weighted corner values, as ONNX Runtime does) a grid of sampling_ratio^2 samples (adaptive
+// when 0). Returns [R, C, output_height, output_width]. Throws Error naming a bad input.
+Tensor roi_align(const Tensor& data, const Tensor& rois, const Tensor& batch_indices,
+                 const Tensor& params);
+inline constexpr const char* kRoiAlign = "anvil.builtin.roi_align";
+
 // ONNX Det: the determinant of each square matrix of x ([..., M, M], float32 or float64), of
 // shape [...] and x's dtype; by LU decomposition with partial pivoting in double precision,
 // so each elimination step depends on the previous one. An empty matrix (M = 0) has

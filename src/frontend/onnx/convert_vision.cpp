@@ -4,6 +4,7 @@
 // before comparing them; absent optional inputs become their defaults (no boxes kept, an IoU
 // threshold of 0, no score threshold).
 #include <limits>
+#include <string>
 
 #include "frontend/onnx/convert_nn.h"
 
@@ -51,10 +52,46 @@ std::vector<Expr> convert_non_max_suppression(ConvertContext& ctx) {
   return {ctx.op("vision.non_max_suppression", {boxes, ctx.input(1), max_boxes, iou, score})};
 }
 
+// RoiAlign: vision.roi_align, a runtime function of the VM; its attributes travel as a constant
+// float64 vector. Opset 10 has no coordinate_transformation_mode: its boxes are
+// output_half_pixel; from 16 the default is half_pixel.
+ConverterFn convert_roi_align(bool transformation_attr) {
+  return [transformation_attr](ConvertContext& ctx) -> std::vector<Expr> {
+    std::string mode = ctx.attr_string("mode", "avg");
+    if (mode != "avg" && mode != "max")
+      ctx.fail("attribute 'mode' = '", mode, "' must be avg or max");
+    std::string transform = transformation_attr
+                                ? ctx.attr_string("coordinate_transformation_mode", "half_pixel")
+                                : "output_half_pixel";
+    if (transform != "half_pixel" && transform != "output_half_pixel")
+      ctx.fail("attribute 'coordinate_transformation_mode' = '", transform,
+               "' must be half_pixel or output_half_pixel");
+    int64_t height = ctx.attr_int("output_height", 1), width = ctx.attr_int("output_width", 1);
+    int64_t sampling_ratio = ctx.attr_int("sampling_ratio", 0);
+    if (height <= 0 || width <= 0)
+      ctx.fail("attributes output_height and output_width must be positive, got ", height, " and ",
+               width);
+    if (sampling_ratio < 0)
+      ctx.fail("attribute 'sampling_ratio' must be >= 0, got ", sampling_ratio);
+    Tensor params = Tensor::empty({6}, DataType::float64());
+    double* p = params.data_as<double>();
+    p[0] = double(height);
+    p[1] = double(width);
+    p[2] = double(sampling_ratio);
+    p[3] = ctx.attr_float("spatial_scale", 1.0);
+    p[4] = mode == "max" ? 1 : 0;
+    p[5] = transform == "half_pixel" ? 1 : 0;
+    return {ctx.op("vision.roi_align",
+                   {ctx.input(0), ctx.input(1), ctx.input(2), ctx.constant(params)})};
+  };
+}
+
 }  // namespace
 
 void register_vision_converters(ConverterTable& table) {
   table.add("NonMaxSuppression", 10, convert_non_max_suppression);
+  table.add("RoiAlign", 10, convert_roi_align(false));
+  table.add("RoiAlign", 16, convert_roi_align(true));
 }
 
 }  // namespace anvil::frontend::onnx_import

@@ -40,6 +40,30 @@ Type non_max_suppression_relation(const RelationArgs& args) {
   return TensorTypeNode::make({Dim::any(), Dim(3)}, DataType::int64());
 }
 
+// data [N, C, H, W], rois [R, 4], batch_indices [R], params [6] float64 -> [R, C, ?, ?]: the
+// output size is among the params, values the relation does not see.
+Type roi_align_relation(const RelationArgs& args) {
+  const TensorTypeNode& data = args.tensor(0);
+  const TensorTypeNode& rois = args.tensor(1);
+  const TensorTypeNode& indices = args.tensor(2);
+  if (data.dtype != DataType::float32() && data.dtype != DataType::float64())
+    throw_error(args.arg_name(0), " must be float32 or float64, got ", describe(data));
+  if (rois.dtype != data.dtype)
+    throw_error(args.arg_name(1), " must have X's dtype, got ", describe(rois));
+  expect_rank(data, 4, args.arg_name(0));
+  expect_rank(rois, 2, args.arg_name(1));
+  expect_dim_equal((*rois.shape)[1], Dim(4), args.arg_name(1) + " dim 1 (x1, y1, x2, y2)");
+  if (!indices.dtype.is_int() && !indices.dtype.is_uint())
+    throw_error(args.arg_name(2), " must be integers, got ", describe(indices));
+  expect_rank(indices, 1, args.arg_name(2));
+  expect_dim_equal((*indices.shape)[0], (*rois.shape)[0],
+                   args.arg_name(2) + " dim 0 (one per roi)");
+  const TensorTypeNode& params = args.tensor(3);
+  if (params.dtype != DataType::float64()) throw_error(args.arg_name(3), " must be float64");
+  return TensorTypeNode::make({(*rois.shape)[0], (*data.shape)[1], Dim::any(), Dim::any()},
+                              data.dtype);
+}
+
 }  // namespace
 
 void register_vision_ops(OpTable& table) {
@@ -53,6 +77,15 @@ void register_vision_ops(OpTable& table) {
       .type_relation(non_max_suppression_relation)
       .fusion_pattern(OpPattern::Opaque)
       .set_extra("runtime_function", std::string(builtins::kNonMaxSuppression));
+  table.add("vision.roi_align")
+      .describe(
+          "ONNX RoiAlign: each region of interest pooled to output_height x output_width bins "
+          "of bilinear samples, averaged or maxed; params holds (output_height, output_width, "
+          "sampling_ratio, spatial_scale, max mode, half_pixel).")
+      .inputs({"data", "rois", "batch_indices", "params"})
+      .type_relation(roi_align_relation)
+      .fusion_pattern(OpPattern::Opaque)
+      .set_extra("runtime_function", std::string(builtins::kRoiAlign));
 }
 
 }  // namespace anvil::ir
