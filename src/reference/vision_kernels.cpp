@@ -17,6 +17,10 @@ void register_vision_kernels() {
     const auto& in = args.inputs;
     return std::vector<Tensor>{builtins::roi_align(in[0], in[1], in[2], in[3])};
   });
+  register_kernel("vision.affine_grid", [](const KernelArgs& args) {
+    const auto& in = args.inputs;
+    return std::vector<Tensor>{builtins::affine_grid(in[0], in[1], in[2])};
+  });
 }
 
 }  // namespace anvil::reference

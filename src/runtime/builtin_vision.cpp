@@ -211,6 +211,58 @@ Tensor roi_align(const Tensor& data, const Tensor& rois, const Tensor& batch_ind
   return out;
 }
 
+Tensor affine_grid(const Tensor& theta, const Tensor& size, const Tensor& align_corners) {
+  const DataType dtype = theta.dtype();
+  if (dtype != DataType::float32() && dtype != DataType::float64())
+    throw_error("affine_grid: theta must be float32 or float64, got ", dtype.to_string());
+  if (size.ndim() != 1 || (size.numel() != 4 && size.numel() != 5) || !size.dtype().is_int())
+    throw_error("affine_grid: size must be an integer vector of 4 or 5 values, got ",
+                size.dtype().to_string(), " of shape ", shape_to_string(size.shape()));
+  const int64_t spatial = size.numel() - 2;  // 2 or 3
+  if (theta.ndim() != 3 || theta.shape()[1] != spatial || theta.shape()[2] != spatial + 1)
+    throw_error("affine_grid: theta must be [N, ", spatial, ", ", spatial + 1, "] for a size of ",
+                size.numel(), " values, got shape ", shape_to_string(theta.shape()));
+  const int64_t batch = theta.shape()[0];
+  if (int64_t(size.get_as_double(0)) != batch)
+    throw_error("affine_grid: size[0] = ", int64_t(size.get_as_double(0)),
+                " differs from theta's batch ", batch);
+  std::vector<int64_t> dims;  // D, H, W (or H, W)
+  for (int64_t d = 0; d < spatial; ++d) {
+    dims.push_back(int64_t(size.get_as_double(2 + d)));
+    if (dims.back() <= 0) throw_error("affine_grid: size[", 2 + d, "] must be positive");
+  }
+  const bool corners = align_corners.numel() == 1 && align_corners.get_as_double(0) != 0;
+  // The normalized coordinate of index i of an axis of n points.
+  auto coordinate = [corners](int64_t i, int64_t n) {
+    if (corners) return n == 1 ? -1.0 : -1.0 + double(i) * 2.0 / double(n - 1);
+    return (2.0 * double(i) + 1.0) / double(n) - 1.0;
+  };
+  std::vector<int64_t> out_shape = {batch};
+  out_shape.insert(out_shape.end(), dims.begin(), dims.end());
+  out_shape.push_back(spatial);
+  Tensor out = Tensor::empty(out_shape, dtype);
+  const int64_t points = shape_numel(dims);
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t p = 0; p < points; ++p) {
+      // The point's homogeneous coordinates, x (the last axis) first.
+      double homogeneous[4] = {0, 0, 0, 1};
+      int64_t rest = p;
+      for (int64_t d = spatial - 1; d >= 0; --d) {
+        homogeneous[spatial - 1 - d] = coordinate(rest % dims[size_t(d)], dims[size_t(d)]);
+        rest /= dims[size_t(d)];
+      }
+      homogeneous[spatial] = 1;
+      for (int64_t r = 0; r < spatial; ++r) {
+        double value = 0;
+        for (int64_t k = 0; k <= spatial; ++k)
+          value += theta.get_as_double((b * spatial + r) * (spatial + 1) + k) * homogeneous[k];
+        out.set_from_double((b * points + p) * spatial + r, value);
+      }
+    }
+  }
+  return out;
+}
+
 namespace {
 
 // The VM's runtime-function convention: the inputs, then where the outputs go.
@@ -239,6 +291,17 @@ const bool kRegistered = [] {
                                    return Value();
                                  },
                                  kRoiAlign));
+  register_global(
+      kAffineGrid,
+      PackedFunc(
+          [](const PackedArgs& args) -> Value {
+            if (args.size() != 4)
+              throw_error(kAffineGrid, " takes 3 tensors, got ", args.size() - 1);
+            auto* outputs = args.get<std::vector<Tensor>*>(3);
+            *outputs = {affine_grid(args.get<Tensor>(0), args.get<Tensor>(1), args.get<Tensor>(2))};
+            return Value();
+          },
+          kAffineGrid));
   return true;
 }();
 

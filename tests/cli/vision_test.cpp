@@ -1,7 +1,7 @@
 // NonMaxSuppression through the command line over a grid of batches, classes, box counts,
 // thresholds, box formats and optional inputs, and inside a small detection head whose later
-// ops run on the selected rows; RoiAlign over a grid of modes and boxes; ONNX Runtime's outputs
-// are the oracle.
+// ops run on the selected rows; RoiAlign over a grid of modes and boxes; AffineGrid in 2-D and
+// 3-D; ONNX Runtime's outputs are the oracle.
 #include <string>
 
 #include "cli/cli_fixture.h"
@@ -65,13 +65,17 @@ def nms(name, batch, classes, count, max_out, iou, score, center=0, flip=False, 
                               [helper.make_tensor_value_info('selected', I64, None)], inits)
     save(name, graph, feeds, opset)
 
-def save(name, graph, feeds, opset):
+def save(name, graph, feeds, opset, specification=False):
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid('', opset)])
     model.ir_version = 8
     path = os.path.join(out_dir, name + '.onnx')
     onnx.save(model, path)
     np.savez(os.path.join(out_dir, name + '.in.npz'), **feeds)
-    results = ort.InferenceSession(path, providers=['CPUExecutionProvider']).run(None, feeds)
+    if specification:  # the ONNX reference implementation, where ONNX Runtime departs from it
+        from onnx.reference import ReferenceEvaluator
+        results = ReferenceEvaluator(model).run(None, feeds)
+    else:
+        results = ort.InferenceSession(path, providers=['CPUExecutionProvider']).run(None, feeds)
     np.savez(os.path.join(out_dir, name + '.ort.npz'),
              **{'output_%d' % i: r for i, r in enumerate(results)})
 
@@ -144,6 +148,27 @@ roi_align('roi3', 1, 8, 32, 24, 5, 7, 7, 3, 0.25, 'max', 'half_pixel')
 roi_align('roi4', 3, 2, 9, 13, 8, 2, 3, 1, 1.0, 'avg', 'output_half_pixel', opset=10)
 roi_align('roi5', 2, 3, 14, 14, 6, 4, 4, 2, 1.0, 'avg', 'half_pixel', dtype=np.float64)
 
+# AffineGrid, 2-D and 3-D, pixel centers or corners, its size given at run time. An axis of one
+# point with align_corners sits at -1 in the specification and at +1 in ONNX Runtime 1.19 (0 in
+# PyTorch): anvil follows the specification, which is the oracle for those cases.
+def affine_grid(name, size, align_corners, dtype=np.float32):
+    spatial = len(size) - 2
+    theta = rng.normal(0, 1, (size[0], spatial, spatial + 1)).astype(dtype)
+    node = helper.make_node('AffineGrid', ['theta', 'size'], ['grid'], align_corners=align_corners)
+    elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    graph = helper.make_graph([node], name,
+                              [helper.make_tensor_value_info('theta', elem, list(theta.shape)),
+                               helper.make_tensor_value_info('size', I64, [len(size)])],
+                              [helper.make_tensor_value_info('grid', elem, None)])
+    save(name, graph, {'theta': theta, 'size': np.array(size, np.int64)}, 20,
+         specification=align_corners == 1 and 1 in size[2:])
+
+affine_grid('grid0', [2, 3, 5, 7], 0)
+affine_grid('grid1', [1, 1, 4, 4], 1)
+affine_grid('grid2', [3, 2, 1, 6], 1)
+affine_grid('grid3', [2, 1, 3, 4, 5], 0)
+affine_grid('grid4', [1, 3, 2, 1, 3], 1)
+
 # A score tensor whose box count differs from the boxes'.
 node = helper.make_node('NonMaxSuppression', ['boxes', 'scores'], ['selected'])
 graph = helper.make_graph([node], 'bad', [helper.make_tensor_value_info('boxes', F, [1, 5, 4]),
@@ -172,6 +197,10 @@ TEST_F(CliVision, DetectionHeadAroundNonMaxSuppressionMatchesOnnxRuntime) {
 
 TEST_F(CliVision, RoiAlignOverAGridMatchesOnnxRuntime) {
   for (int k = 0; k < 6; ++k) expect_run_matches_oracle("roi" + std::to_string(k));
+}
+
+TEST_F(CliVision, AffineGridOverAGridMatchesOnnxRuntime) {
+  for (int k = 0; k < 5; ++k) expect_run_matches_oracle("grid" + std::to_string(k));
 }
 
 TEST_F(CliVision, MismatchedScoresAreAnErrorNamingTheNode) {

@@ -61,5 +61,20 @@ TEST(VisionRoiAlign, MismatchesNameTheArgument) {
   EXPECT_TRUE(type_error_mentions(roi_align({5, 4}, {5}, DataType::float64()), {"rois", "dtype"}));
 }
 
+Expr affine_grid(std::vector<Dim> theta, int64_t size_values) {
+  return call_op("vision.affine_grid",
+                 {tensor_var("theta", std::move(theta)), tensor_var("size", {size_values}, i64),
+                  tensor_var("align_corners", {}, i64)});
+}
+
+TEST(VisionAffineGrid, SpatialDimsAreKnownAtRunTime) {
+  EXPECT_TRUE(
+      is_tensor(infer_expr_type(affine_grid({n, 2, 3}, 4)), {n, Dim::any(), Dim::any(), 2}, f32));
+  EXPECT_TRUE(is_tensor(infer_expr_type(affine_grid({2, 3, 4}, 5)),
+                        {2, Dim::any(), Dim::any(), Dim::any(), 3}, f32));
+  EXPECT_TRUE(type_error_mentions(affine_grid({2, 2, 3}, 5), {"theta", "dim 1"}));
+  EXPECT_TRUE(type_error_mentions(affine_grid({2, 2, 3}, 3), {"size", "4 (2-D) or 5 (3-D)"}));
+}
+
 }  // namespace
 }  // namespace anvil::ir

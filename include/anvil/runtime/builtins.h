@@ -34,6 +34,14 @@ Tensor roi_align(const Tensor& data, const Tensor& rois, const Tensor& batch_ind
                  const Tensor& params);
 inline constexpr const char* kRoiAlign = "anvil.builtin.roi_align";
 
+// ONNX AffineGrid. theta: [N, 2, 3] (2-D) or [N, 3, 4] (3-D), float32 or float64; size: the
+// int64 vector (N, C, H, W) or (N, C, D, H, W); align_corners: one integer. Each point of the
+// normalized grid over [-1, 1] (pixel centers, or corners when align_corners) is mapped by
+// theta: returns [N, H, W, 2] or [N, D, H, W, 3] of theta's dtype (x first). Throws Error
+// naming what does not fit.
+Tensor affine_grid(const Tensor& theta, const Tensor& size, const Tensor& align_corners);
+inline constexpr const char* kAffineGrid = "anvil.builtin.affine_grid";
+
 // ONNX Det: the determinant of each square matrix of x ([..., M, M], float32 or float64), of
 // shape [...] and x's dtype; by LU decomposition with partial pivoting in double precision,
 // so each elimination step depends on the previous one. An empty matrix (M = 0) has

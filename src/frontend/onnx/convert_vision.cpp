@@ -7,6 +7,7 @@
 #include <string>
 
 #include "frontend/onnx/convert_nn.h"
+#include "frontend/onnx/convert_tensor.h"
 
 namespace anvil::frontend::onnx_import {
 
@@ -86,9 +87,18 @@ ConverterFn convert_roi_align(bool transformation_attr) {
   };
 }
 
+// AffineGrid: vision.affine_grid, a runtime function of the VM (the grid's size is an input's
+// value); align_corners travels as a constant.
+std::vector<Expr> convert_affine_grid(ConvertContext& ctx) {
+  int64_t align_corners = ctx.attr_int("align_corners", 0);
+  return {ctx.op("vision.affine_grid",
+                 {ctx.input(0), ctx.input(1), tensor::int64_scalar(ctx, align_corners != 0)})};
+}
+
 }  // namespace
 
 void register_vision_converters(ConverterTable& table) {
+  table.add("AffineGrid", 20, convert_affine_grid);
   table.add("NonMaxSuppression", 10, convert_non_max_suppression);
   table.add("RoiAlign", 10, convert_roi_align(false));
   table.add("RoiAlign", 16, convert_roi_align(true));

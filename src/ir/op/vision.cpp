@@ -64,6 +64,29 @@ Type roi_align_relation(const RelationArgs& args) {
                               data.dtype);
 }
 
+// theta [N, 2, 3] or [N, 3, 4], size [4] or [5] int64, align_corners -> [N, ?, ?, 2] or
+// [N, ?, ?, ?, 3]: the spatial dims are size's values.
+Type affine_grid_relation(const RelationArgs& args) {
+  const TensorTypeNode& theta = args.tensor(0);
+  const TensorTypeNode& size = args.tensor(1);
+  if (theta.dtype != DataType::float32() && theta.dtype != DataType::float64())
+    throw_error(args.arg_name(0), " must be float32 or float64, got ", describe(theta));
+  expect_rank(theta, 3, args.arg_name(0));
+  expect_rank(size, 1, args.arg_name(1));
+  if (!size.dtype.is_int())
+    throw_error(args.arg_name(1), " must be integers, got ", describe(size));
+  std::optional<int64_t> values = (*size.shape)[0].as_int();
+  if (!values || (*values != 4 && *values != 5))
+    throw_error(args.arg_name(1), " must hold 4 (2-D) or 5 (3-D) values, got ", describe(size));
+  const int64_t spatial = *values - 2;
+  expect_dim_equal((*theta.shape)[1], Dim(spatial), args.arg_name(0) + " dim 1");
+  expect_dim_equal((*theta.shape)[2], Dim(spatial + 1), args.arg_name(0) + " dim 2");
+  std::vector<Dim> out = {(*theta.shape)[0]};
+  for (int64_t d = 0; d < spatial; ++d) out.push_back(Dim::any());
+  out.push_back(Dim(spatial));
+  return TensorTypeNode::make(out, theta.dtype);
+}
+
 }  // namespace
 
 void register_vision_ops(OpTable& table) {
@@ -86,6 +109,14 @@ void register_vision_ops(OpTable& table) {
       .type_relation(roi_align_relation)
       .fusion_pattern(OpPattern::Opaque)
       .set_extra("runtime_function", std::string(builtins::kRoiAlign));
+  table.add("vision.affine_grid")
+      .describe(
+          "ONNX AffineGrid: the normalized sampling grid of size's spatial dims mapped by each "
+          "affine matrix of theta (x first), for grid_sample.")
+      .inputs({"theta", "size", "align_corners"})
+      .type_relation(affine_grid_relation)
+      .fusion_pattern(OpPattern::Opaque)
+      .set_extra("runtime_function", std::string(builtins::kAffineGrid));
 }
 
 }  // namespace anvil::ir
