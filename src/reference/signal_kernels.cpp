@@ -12,6 +12,10 @@ void register_signal_kernels() {
     const auto& in = args.inputs;
     return std::vector<Tensor>{builtins::stft(in[0], in[1], in[2], in[3], in[4])};
   });
+  register_kernel("signal.dft", [](const KernelArgs& args) {
+    const auto& in = args.inputs;
+    return std::vector<Tensor>{builtins::dft(in[0], in[1], in[2], in[3])};
+  });
   register_kernel("signal.mel_weight_matrix", [](const KernelArgs& args) {
     const auto& in = args.inputs;
     return std::vector<Tensor>{builtins::mel_weight_matrix(in[0], in[1], in[2], in[3], in[4])};

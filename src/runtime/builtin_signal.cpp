@@ -98,6 +98,80 @@ Tensor stft(const Tensor& signal, const Tensor& frame_step, const Tensor& window
   return out;
 }
 
+std::pair<double, double> dft_weight(int64_t t, int64_t k, int64_t length, bool inverse,
+                                     bool onesided) {
+  const double two_pi = 2 * std::numbers::pi;
+  const double angle = two_pi * double((t * k) % length) / double(length);
+  if (!inverse) {  // X_k = sum_t x_t e^{-2 pi i t k / L}; positions past L drop out
+    if (t >= length) return {0, 0};
+    return {std::cos(angle), -std::sin(angle)};
+  }
+  if (!onesided) {  // x_t = 1/L sum_k X_k e^{2 pi i t k / L}
+    if (t >= length) return {0, 0};
+    return {std::cos(angle) / double(length), std::sin(angle) / double(length)};
+  }
+  // numpy's irfft: frequency t of a Hermitian spectrum of L values; the ones with a mirror
+  // count twice, the imaginary parts of 0 and L/2 drop out (sin is 0 there).
+  if (t > length / 2) return {0, 0};
+  const double weight = (t == 0 || 2 * t == length) ? 1.0 : 2.0;
+  return {weight * std::cos(angle) / double(length), weight * std::sin(angle) / double(length)};
+}
+
+Tensor dft(const Tensor& input, const Tensor& dft_length, const Tensor& axis_value,
+           const Tensor& flags) {
+  const DataType dtype = input.dtype();
+  if (dtype != DataType::float32() && dtype != DataType::float64())
+    throw_error("dft: the input must be float32 or float64, got ", dtype.to_string());
+  const int64_t rank = input.ndim();
+  if (rank < 3 || (input.shape()[size_t(rank - 1)] != 1 && input.shape()[size_t(rank - 1)] != 2))
+    throw_error("dft: the input must be [batch, ..., 1 or 2], got shape ",
+                shape_to_string(input.shape()));
+  if (flags.numel() != 2) throw_error("dft: expected the flags (inverse, onesided)");
+  const bool inverse = flags.get_as_double(0) != 0, onesided = flags.get_as_double(1) != 0;
+  const bool complex_input = input.shape()[size_t(rank - 1)] == 2;
+  int64_t axis = one_integer(axis_value, "dft: axis");
+  if (axis < -rank || axis >= rank) throw_error("dft: axis ", axis, " is out of range");
+  if (axis < 0) axis += rank;
+  if (axis == 0 || axis == rank - 1)
+    throw_error("dft: axis ", axis, " is the batch or the complex axis");
+  const int64_t in = input.shape()[size_t(axis)];
+  int64_t length = one_integer(dft_length, "dft: dft_length");
+  if (length < 0) length = inverse && onesided ? 2 * (in - 1) : in;
+  if (length < 1) throw_error("dft: the transform length must be positive, got ", length);
+  if (onesided && !inverse && complex_input) throw_error("dft: onesided needs a real input");
+  const int64_t out_len = onesided && !inverse ? length / 2 + 1 : length;
+  const bool complex_output = !(inverse && onesided);
+  std::vector<int64_t> out_shape = input.shape_vector();
+  out_shape[size_t(axis)] = out_len;
+  out_shape.back() = complex_output ? 2 : 1;
+  Tensor out = Tensor::empty(out_shape, dtype);
+  // Lines along the axis: outer (dims before it) x inner (dims after it, without the last).
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= input.shape()[size_t(d)];
+  for (int64_t d = axis + 1; d + 1 < rank; ++d) inner *= input.shape()[size_t(d)];
+  const int64_t in_comps = complex_input ? 2 : 1, out_comps = complex_output ? 2 : 1;
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = 0; i < inner; ++i) {
+      for (int64_t k = 0; k < out_len; ++k) {
+        double sum_re = 0, sum_im = 0;
+        for (int64_t t = 0; t < in; ++t) {
+          auto [wr, wi] = dft_weight(t, k, length, inverse, onesided);
+          if (wr == 0 && wi == 0) continue;
+          const int64_t at = ((o * in + t) * inner + i) * in_comps;
+          const double re = input.get_as_double(at);
+          const double im = complex_input ? input.get_as_double(at + 1) : 0.0;
+          sum_re += re * wr - im * wi;
+          sum_im += re * wi + im * wr;
+        }
+        const int64_t to = ((o * out_len + k) * inner + i) * out_comps;
+        out.set_from_double(to, sum_re);
+        if (complex_output) out.set_from_double(to + 1, sum_im);
+      }
+    }
+  }
+  return out;
+}
+
 Tensor mel_weight_matrix(const Tensor& num_mel_bins, const Tensor& dft_length,
                          const Tensor& sample_rate, const Tensor& lower_edge_hertz,
                          const Tensor& upper_edge_hertz) {
@@ -146,6 +220,8 @@ namespace {
 const bool kRegistered = [] {
   register_runtime_function<5>(
       kStft, [](const std::vector<Tensor>& in) { return stft(in[0], in[1], in[2], in[3], in[4]); });
+  register_runtime_function<4>(
+      kDft, [](const std::vector<Tensor>& in) { return dft(in[0], in[1], in[2], in[3]); });
   register_runtime_function<5>(kMelWeightMatrix, [](const std::vector<Tensor>& in) {
     return mel_weight_matrix(in[0], in[1], in[2], in[3], in[4]);
   });

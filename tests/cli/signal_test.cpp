@@ -81,6 +81,38 @@ def mel(name, bins, dft, rate, lower, upper, out_type=TensorProto.FLOAT):
     node = helper.make_node('MelWeightMatrix', list(feeds), ['w'], output_datatype=out_type)
     save(name, [node], feeds, [], [helper.make_tensor_value_info('w', out_type, None)])
 
+# DFT-20 with its axis an input (so the output shape is known only at run time): real
+# forward one-sided (numpy's rfft), the inverse of a one-sided spectrum (irfft), and full
+# complex transforms with dft_length padding or truncating; numpy's FFT is the oracle.
+def dft(name, x, axis, inverse=0, onesided=0, length=None):
+    feeds = {'x': x, 'axis': np.array(axis, np.int64)}
+    names = ['x', '', 'axis']
+    inits = []
+    if length is not None:
+        inits.append(numpy_helper.from_array(np.array(length, np.int64), 'length'))
+        names[1] = 'length'
+    node = helper.make_node('DFT', names, ['y'], inverse=inverse, onesided=onesided)
+    a = axis % x.ndim
+    c = x[..., 0] + 1j * x[..., 1] if x.shape[-1] == 2 else x[..., 0]
+    if inverse and onesided:
+        y = np.fft.irfft(c, n=length, axis=a)[..., None]
+    elif inverse:
+        y = np.fft.ifft(c, n=length, axis=a)
+    elif onesided:
+        y = np.fft.rfft(c, n=length, axis=a)
+    else:
+        y = np.fft.fft(c, n=length, axis=a)
+    if not (inverse and onesided):
+        y = np.stack([y.real, y.imag], -1)
+    save(name, [node], feeds, inits, [helper.make_tensor_value_info('y', TensorProto.FLOAT, None)],
+         opset=20, oracle=y.astype(np.float32))
+
+dft('dft0', rng.normal(0, 1, (2, 12, 5, 1)).astype(np.float32), 1, onesided=1)
+dft('dft1', rng.normal(0, 1, (2, 12, 5, 1)).astype(np.float32), -2, onesided=1)
+dft('dft2', rng.normal(0, 1, (1, 7, 8, 2)).astype(np.float32), 2, inverse=1, onesided=1)
+dft('dft3', rng.normal(0, 1, (3, 6, 4, 2)).astype(np.float32), 1, length=9)
+dft('dft4', rng.normal(0, 1, (2, 10, 3, 2)).astype(np.float32), 1, inverse=1, length=6)
+
 mel('mel0', 8, 64, 8000, 0.0, 4000.0)
 mel('mel1', 20, 512, 16000, 20.0, 8000.0)
 mel('mel2', 3, 16, 1000, 100.0, 300.0)
@@ -91,6 +123,10 @@ mel('mel3', 10, 128, 22050, 0.0, 11025.0, TensorProto.DOUBLE)
 
 TEST_F(CliSignal, StftOverAGridMatchesOnnxRuntime) {
   for (int k = 0; k < 6; ++k) expect_run_matches_oracle("stft" + std::to_string(k));
+}
+
+TEST_F(CliSignal, DftWithARunTimeAxisMatchesNumpy) {
+  for (int k = 0; k < 5; ++k) expect_run_matches_oracle("dft" + std::to_string(k));
 }
 
 TEST_F(CliSignal, MelWeightMatrixOverAGridMatchesOnnxRuntime) {

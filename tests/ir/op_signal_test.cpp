@@ -47,5 +47,14 @@ TEST(SignalMelWeightMatrix, ShapeIsKnownAtRunTime) {
   EXPECT_TRUE(type_error_mentions(bad, {"num_mel_bins"}));
 }
 
+TEST(SignalDft, RankKeptDimsKnownAtRunTime) {
+  Expr call = call_op("signal.dft", {tensor_var("x", {3, 10, 4, 1}), tensor_var("n", {}, i64),
+                                     tensor_var("axis", {}, i64), tensor_var("flags", {2}, i64)});
+  EXPECT_TRUE(is_tensor(infer_expr_type(call), {3, Dim::any(), Dim::any(), Dim::any()}, f32));
+  Expr flat = call_op("signal.dft", {tensor_var("x", {3, 10}), tensor_var("n", {}, i64),
+                                     tensor_var("axis", {}, i64), tensor_var("flags", {2}, i64)});
+  EXPECT_TRUE(type_error_mentions(flat, {"rank 3 or more"}));
+}
+
 }  // namespace
 }  // namespace anvil::ir

@@ -5,6 +5,8 @@
 // convention: the input tensors, then a std::vector<Tensor>* that receives the outputs.
 #pragma once
 
+#include <utility>
+
 #include "anvil/runtime/tensor.h"
 
 namespace anvil::builtins {
@@ -60,6 +62,21 @@ inline constexpr const char* kDeterminant = "anvil.builtin.determinant";
 Tensor stft(const Tensor& signal, const Tensor& frame_step, const Tensor& window,
             const Tensor& frame_length, const Tensor& onesided);
 inline constexpr const char* kStft = "anvil.builtin.stft";
+
+// The weight of input position t in output position k of a DFT of `length` points (the complex
+// matrix W of out = in x W, as (real, imaginary)): e^{-2 pi i t k / L} forward, e^{2 pi i t k / L}
+// / L inverse, and for an inverse of a one-sided (Hermitian) spectrum numpy's irfft weights
+// (frequencies with a mirror count twice). Zero for an input position past the transform.
+std::pair<double, double> dft_weight(int64_t t, int64_t k, int64_t length, bool inverse,
+                                     bool onesided);
+
+// ONNX DFT along an axis known only at run time. input: [batch, ..., 1 or 2] float32 or
+// float64; dft_length: one integer, or -1 for the default (the axis's length, or 2 (n - 1) for
+// the inverse of a one-sided spectrum); axis: one integer (negative counts from the end; not
+// the first or the last dim); flags: (inverse, onesided). Returns the transform, its last dim 2
+// (complex) or, for the inverse of a one-sided spectrum, 1 (real).
+Tensor dft(const Tensor& input, const Tensor& dft_length, const Tensor& axis, const Tensor& flags);
+inline constexpr const char* kDft = "anvil.builtin.dft";
 
 // ONNX MelWeightMatrix, as the ONNX reference computes it (triangular filters on mel-spaced
 // points rounded down to DFT bins): [dft_length / 2 + 1, num_mel_bins] float32. The inputs are

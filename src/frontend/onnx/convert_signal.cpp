@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "anvil/runtime/builtins.h"
 #include "frontend/onnx/convert_nn.h"
 #include "frontend/onnx/convert_tensor.h"
 #include "frontend/onnx/converter_families.h"
@@ -29,30 +30,9 @@ struct DftPlan {
   // The complex matrix W (in x out) as its real and imaginary parts.
   std::pair<Tensor, Tensor> matrices(DataType dtype) const {
     Tensor re = Tensor::empty({in, out}, dtype), im = Tensor::empty({in, out}, dtype);
-    const double two_pi = 2 * std::numbers::pi;
     for (int64_t t = 0; t < in; ++t) {
       for (int64_t k = 0; k < out; ++k) {
-        double wr = 0, wi = 0;
-        if (!inverse) {  // X_k = sum_t x_t e^{-2 pi i t k / L}, rows past L are dropped
-          if (t < length) {
-            double angle = two_pi * double((t * k) % length) / double(length);
-            wr = std::cos(angle);
-            wi = -std::sin(angle);
-          }
-        } else if (!onesided) {  // x_t = 1/L sum_k X_k e^{2 pi i t k / L}
-          if (t < length) {
-            double angle = two_pi * double((t * k) % length) / double(length);
-            wr = std::cos(angle) / double(length);
-            wi = std::sin(angle) / double(length);
-          }
-        } else if (t <= length / 2) {
-          // numpy's irfft: frequency t of a Hermitian spectrum of L values; the ones with a
-          // mirror count twice, the imaginary parts of 0 and L/2 drop out (sin is 0 there).
-          double weight = (t == 0 || 2 * t == length) ? 1.0 : 2.0;
-          double angle = two_pi * double((t * k) % length) / double(length);
-          wr = weight * std::cos(angle) / double(length);
-          wi = weight * std::sin(angle) / double(length);
-        }
+        auto [wr, wi] = builtins::dft_weight(t, k, length, inverse, onesided);
         re.set_from_double(t * out + k, wr);
         im.set_from_double(t * out + k, wi);
       }
@@ -124,6 +104,19 @@ ConverterFn convert_dft(bool axis_is_input) {
     const bool onesided = ctx.attr_int("onesided", 0) != 0;
     if (onesided && !inverse && components == 2)
       ctx.fail("onesided needs a real input (last dim 1)");
+    // The VM's runtime function, for what only run time knows: the axis's or dft_length's value.
+    auto at_run_time = [&] {
+      Tensor flags = Tensor::empty({2}, DataType::int64());
+      flags.data_as<int64_t>()[0] = inverse;
+      flags.data_as<int64_t>()[1] = onesided;
+      Expr length = ctx.has_input(1) ? ctx.input(1) : tensor::int64_scalar(ctx, -1);
+      Expr axis = axis_is_input && ctx.has_input(2)
+                      ? ctx.input(2)
+                      : tensor::int64_scalar(ctx, axis_is_input ? -2 : ctx.attr_int("axis", 1));
+      return std::vector<Expr>{
+          ctx.op("signal.dft", {ctx.input(0), length, axis, ctx.constant(flags)})};
+    };
+    if (ctx.has_input(1) && !ctx.input_constant(1)) return at_run_time();
     std::optional<int64_t> requested_length;
     if (ctx.has_input(1)) {
       std::vector<int64_t> l = ctx.constant_ints(1, "dft_length");
@@ -155,7 +148,12 @@ ConverterFn convert_dft(bool axis_is_input) {
       return {builder.transform(ctx.input(0), axis, plan_for(axis), components == 2)};
     }
     // An axis known only at run time: every candidate signal axis is transformed and the one
-    // asked for selected, which needs the candidates to have one output shape.
+    // asked for selected, which needs the candidates to have one output shape; otherwise the
+    // VM's runtime function transforms along the axis the value names.
+    bool same_shapes = true;
+    for (int64_t axis = rank - 2; axis >= 1; --axis)
+      same_shapes &= plan_for(axis).out == plan_for(axis).in && plan_for(axis).complex_output();
+    if (!same_shapes) return at_run_time();
     Expr asked =
         ctx.op("floor_mod", {tensor::as_int64(ctx, ctx.input(2)), tensor::int64_scalar(ctx, rank)});
     Expr result;

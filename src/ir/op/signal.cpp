@@ -40,6 +40,22 @@ Type stft_relation(const RelationArgs& args) {
   return TensorTypeNode::make({(*signal.shape)[0], Dim::any(), Dim::any(), Dim(2)}, signal.dtype);
 }
 
+// input [batch, ..., 1 or 2], dft_length, axis, flags [2] -> the input's rank: which dim
+// changes (and whether the output is real) depends on the axis's value.
+Type dft_relation(const RelationArgs& args) {
+  const TensorTypeNode& input = args.tensor(0);
+  if (input.dtype != DataType::float32() && input.dtype != DataType::float64())
+    throw_error(args.arg_name(0), " must be float32 or float64, got ", describe(input));
+  if (!input.shape || input.shape->size() < 3)
+    throw_error(args.arg_name(0), " must have rank 3 or more, got ", describe(input));
+  expect_index_scalar(args, 1);
+  expect_index_scalar(args, 2);
+  expect_rank(args.tensor(3), 1, args.arg_name(3));
+  std::vector<Dim> out = {(*input.shape)[0]};
+  for (size_t d = 1; d < input.shape->size(); ++d) out.push_back(Dim::any());
+  return TensorTypeNode::make(out, input.dtype);
+}
+
 // num_mel_bins, dft_length, sample_rate (integers), lower and upper edge (floats) ->
 // [dft_length / 2 + 1, num_mel_bins] float32.
 Type mel_weight_matrix_relation(const RelationArgs& args) {
@@ -61,6 +77,14 @@ void register_signal_ops(OpTable& table) {
       .type_relation(stft_relation)
       .fusion_pattern(OpPattern::Opaque)
       .set_extra("runtime_function", std::string(builtins::kStft));
+  table.add("signal.dft")
+      .describe(
+          "ONNX DFT along an axis given at run time (flags: inverse, onesided); DFT with a "
+          "constant axis is imported as matrix products instead.")
+      .inputs({"input", "dft_length", "axis", "flags"})
+      .type_relation(dft_relation)
+      .fusion_pattern(OpPattern::Opaque)
+      .set_extra("runtime_function", std::string(builtins::kDft));
   table.add("signal.mel_weight_matrix")
       .describe(
           "ONNX MelWeightMatrix: triangular filters on num_mel_bins + 2 mel-spaced points "
