@@ -46,6 +46,59 @@ def test_shape_fixes_a_dynamic_batch(rng):
                                rtol=1e-4, atol=1e-5)
 
 
+def test_from_onnx_freeze_params_opset_and_dtype(rng):
+    model = small_cnn()
+    mod, params = anvil.frontend.from_onnx(model)
+    assert sorted(params) == ["b", "fc_b", "fc_w", "w"]
+    assert "%fc_w" in mod.astext().split("{")[0]
+    frozen, none = anvil.frontend.from_onnx(model, freeze_params=True)
+    assert none == {} and "%fc_w" not in frozen.astext().split("{")[0]
+    lib = anvil.build(frozen)
+    m = graph_executor.GraphModule(lib["default"](anvil.cpu()))
+    x = rng.uniform(-1, 1, size=(1, 3, 16, 16)).astype("float32")
+    m.run(input=x)
+    np.testing.assert_allclose(m.get_output(0).numpy(), run_onnxruntime(model, {"input": x})[0],
+                               rtol=1e-4, atol=1e-5)
+    # opset overrides the model's: Softmax-11 flattens from the axis, -13 does not.
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph([helper.make_node("Softmax", ["x"], ["y"], axis=1)], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3, 4])])
+    softmax = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    x = rng.normal(size=(2, 3, 4)).astype("float32")
+    results = {}
+    for opset in (11, 13):
+        lib = anvil.build(anvil.frontend.from_onnx(softmax, opset=opset)[0])
+        m = graph_executor.GraphModule(lib["default"](anvil.cpu()))
+        m.run(x=x)
+        results[opset] = m.get_output(0).numpy()
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(results[13], e / e.sum(axis=1, keepdims=True), rtol=1e-5)
+    flat = x.reshape(2, 12)
+    f = np.exp(flat - flat.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(results[11], (f / f.sum(axis=1, keepdims=True)).reshape(2, 3, 4),
+                               rtol=1e-5)
+    # dtype: the element type of an input the model leaves open.
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", 0, [3])],
+                              [helper.make_tensor_value_info("y", 0, [3])])
+    untyped = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    mod, _ = anvil.frontend.from_onnx(untyped, dtype="float64")
+    assert "Tensor[(3), float64]" in mod.astext()
+
+
+def test_get_lib_serves_graph_executor_create(built_cnn, rng):
+    model, lib = built_cnn
+    m = graph_executor.create(lib.get_graph_json(), lib.get_lib(), anvil.cpu())
+    m.load_params(anvil.runtime.save_param_dict(lib.get_params()))
+    x = rng.uniform(-1, 1, size=(1, 3, 16, 16)).astype("float32")
+    m.run(input=x)
+    np.testing.assert_allclose(m.get_output(0).numpy(), run_onnxruntime(model, {"input": x})[0],
+                               rtol=1e-4, atol=1e-5)
+    assert lib.get_lib().function_names()
+
+
 def test_set_input_by_name_index_and_keyword_and_outputs(rng):
     mod, params = anvil.frontend.from_onnx(two_outputs())
     lib = anvil.build(mod, params=params)
