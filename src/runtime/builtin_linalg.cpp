@@ -7,6 +7,7 @@
 #include "anvil/runtime/builtins.h"
 #include "anvil/runtime/packed_func.h"
 #include "anvil/support/error.h"
+#include "runtime/builtin_registration.h"
 
 namespace anvil::builtins {
 namespace {
@@ -61,16 +62,7 @@ namespace {
 
 // The VM's runtime-function convention: the input, then where the output goes.
 const bool kRegistered = [] {
-  register_global(kDeterminant, PackedFunc(
-                                    [](const PackedArgs& args) -> Value {
-                                      if (args.size() != 2)
-                                        throw_error(kDeterminant, " takes 1 tensor, got ",
-                                                    args.size() - 1);
-                                      auto* outputs = args.get<std::vector<Tensor>*>(1);
-                                      *outputs = {determinant(args.get<Tensor>(0))};
-                                      return Value();
-                                    },
-                                    kDeterminant));
+  detail::register_runtime_function(kDeterminant, &determinant);
   return true;
 }();
 

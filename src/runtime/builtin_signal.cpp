@@ -7,6 +7,7 @@
 #include "anvil/runtime/builtins.h"
 #include "anvil/runtime/packed_func.h"
 #include "anvil/support/error.h"
+#include "runtime/builtin_registration.h"
 
 namespace anvil::builtins {
 namespace {
@@ -22,24 +23,6 @@ int64_t one_integer(const Tensor& t, const char* what) {
   if (!t.dtype().is_int() && !t.dtype().is_uint())
     throw_error(what, " must be an integer, got ", t.dtype().to_string());
   return int64_t(one_value(t, what));
-}
-
-// Registers f under name with the VM's runtime-function convention: `arity` tensors, then
-// where the one output goes.
-template <size_t arity, typename F>
-void register_runtime_function(const char* name, F f) {
-  register_global(name, PackedFunc(
-                            [name, f](const PackedArgs& args) -> Value {
-                              if (args.size() != arity + 1)
-                                throw_error(name, " takes ", arity, " tensors, got ",
-                                            args.size() - 1);
-                              std::vector<Tensor> in;
-                              for (size_t i = 0; i < arity; ++i) in.push_back(args.get<Tensor>(i));
-                              auto* outputs = args.get<std::vector<Tensor>*>(arity);
-                              *outputs = {f(in)};
-                              return Value();
-                            },
-                            name));
 }
 
 }  // namespace
@@ -218,13 +201,9 @@ Tensor mel_weight_matrix(const Tensor& num_mel_bins, const Tensor& dft_length,
 namespace {
 
 const bool kRegistered = [] {
-  register_runtime_function<5>(
-      kStft, [](const std::vector<Tensor>& in) { return stft(in[0], in[1], in[2], in[3], in[4]); });
-  register_runtime_function<4>(
-      kDft, [](const std::vector<Tensor>& in) { return dft(in[0], in[1], in[2], in[3]); });
-  register_runtime_function<5>(kMelWeightMatrix, [](const std::vector<Tensor>& in) {
-    return mel_weight_matrix(in[0], in[1], in[2], in[3], in[4]);
-  });
+  detail::register_runtime_function(kStft, &stft);
+  detail::register_runtime_function(kDft, &dft);
+  detail::register_runtime_function(kMelWeightMatrix, &mel_weight_matrix);
   return true;
 }();
 

@@ -8,6 +8,7 @@
 #include "anvil/runtime/builtins.h"
 #include "anvil/runtime/packed_func.h"
 #include "anvil/support/error.h"
+#include "runtime/builtin_registration.h"
 
 namespace anvil::builtins {
 namespace {
@@ -267,41 +268,9 @@ namespace {
 
 // The VM's runtime-function convention: the inputs, then where the outputs go.
 const bool kRegistered = [] {
-  register_global(kNonMaxSuppression,
-                  PackedFunc(
-                      [](const PackedArgs& args) -> Value {
-                        if (args.size() != 6)
-                          throw_error(kNonMaxSuppression, " takes 5 tensors, got ",
-                                      args.size() - 1);
-                        auto* outputs = args.get<std::vector<Tensor>*>(5);
-                        *outputs = {non_max_suppression(args.get<Tensor>(0), args.get<Tensor>(1),
-                                                        args.get<Tensor>(2), args.get<Tensor>(3),
-                                                        args.get<Tensor>(4))};
-                        return Value();
-                      },
-                      kNonMaxSuppression));
-  register_global(kRoiAlign, PackedFunc(
-                                 [](const PackedArgs& args) -> Value {
-                                   if (args.size() != 5)
-                                     throw_error(kRoiAlign, " takes 4 tensors, got ",
-                                                 args.size() - 1);
-                                   auto* outputs = args.get<std::vector<Tensor>*>(4);
-                                   *outputs = {roi_align(args.get<Tensor>(0), args.get<Tensor>(1),
-                                                         args.get<Tensor>(2), args.get<Tensor>(3))};
-                                   return Value();
-                                 },
-                                 kRoiAlign));
-  register_global(
-      kAffineGrid,
-      PackedFunc(
-          [](const PackedArgs& args) -> Value {
-            if (args.size() != 4)
-              throw_error(kAffineGrid, " takes 3 tensors, got ", args.size() - 1);
-            auto* outputs = args.get<std::vector<Tensor>*>(3);
-            *outputs = {affine_grid(args.get<Tensor>(0), args.get<Tensor>(1), args.get<Tensor>(2))};
-            return Value();
-          },
-          kAffineGrid));
+  detail::register_runtime_function(kNonMaxSuppression, &non_max_suppression);
+  detail::register_runtime_function(kRoiAlign, &roi_align);
+  detail::register_runtime_function(kAffineGrid, &affine_grid);
   return true;
 }();
 
