@@ -22,6 +22,7 @@ void register_qnn_kernels();         // qnn.quantize, qnn.dequantize
 void register_vision_kernels();      // vision.non_max_suppression
 void register_linalg_kernels();      // linalg.det
 void register_signal_kernels();      // signal.stft, signal.mel_weight_matrix
+void register_ml_kernels();          // ml.tree_ensemble
 
 // Winograd F(4x4, 3x3) blocked conv (nn_conv_winograd*.cpp).
 void register_nn_conv_winograd_kernels();

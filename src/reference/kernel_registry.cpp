@@ -31,6 +31,7 @@ void register_all_families() {
     register_vision_kernels();
     register_linalg_kernels();
     register_signal_kernels();
+    register_ml_kernels();
   });
 }
 

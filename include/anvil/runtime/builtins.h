@@ -87,4 +87,26 @@ Tensor mel_weight_matrix(const Tensor& num_mel_bins, const Tensor& dft_length,
                          const Tensor& upper_edge_hertz);
 inline constexpr const char* kMelWeightMatrix = "anvil.builtin.mel_weight_matrix";
 
+// A tree ensemble (ONNX TreeEnsemble and TreeEnsembleRegressor): each row of x ([N, F],
+// float32, float64 or float16) walks every tree from its root to a leaf; the leaves' weights
+// are aggregated per target and post-transformed. The ensemble is tensors:
+//   nodes: [nodes, 7] int64 rows of (feature, mode, true child, true child is a leaf, false
+//     child, false child is a leaf, a missing (NaN) value goes to the true child); mode is
+//     0 <=, 1 <, 2 >=, 3 >, 4 ==, 5 !=, 6 member of a set; a child is a node or a leaf index;
+//   splits: [nodes] float64, the value each node compares with;
+//   membership: float64, the sets of the member nodes in node order, each ended by a NaN;
+//   roots: [trees] int64, each tree's root node (a tree that is one leaf has a root whose
+//     two children are that leaf);
+//   leaf_offsets: [leaves + 1] int64, leaf i adds (target, weight) pairs offsets[i]..[i+1);
+//   leaf_targets: int64 and leaf_weights: float64, those pairs;
+//   base_values: [targets] float64, added to the aggregate (its length is the target count);
+//   params: int64 (aggregate: 0 average, 1 sum, 2 min, 3 max; post transform: 0 none,
+//     1 softmax, 2 logistic, 3 softmax with zeros kept, 4 probit).
+// Returns [N, targets] of x's dtype. Throws Error naming the tensor that is malformed.
+Tensor tree_ensemble(const Tensor& x, const Tensor& nodes, const Tensor& splits,
+                     const Tensor& membership, const Tensor& roots, const Tensor& leaf_offsets,
+                     const Tensor& leaf_targets, const Tensor& leaf_weights,
+                     const Tensor& base_values, const Tensor& params);
+inline constexpr const char* kTreeEnsemble = "anvil.builtin.tree_ensemble";
+
 }  // namespace anvil::builtins

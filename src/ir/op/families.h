@@ -24,6 +24,7 @@ void register_qnn_ops(OpTable& table);       // qnn.quantize, qnn.dequantize
 void register_vision_ops(OpTable& table);    // vision.non_max_suppression
 void register_linalg_ops(OpTable& table);    // linalg.det
 void register_signal_ops(OpTable& table);    // signal.stft, signal.mel_weight_matrix
+void register_ml_ops(OpTable& table);        // ml.tree_ensemble
 
 // Winograd F(4x4, 3x3) blocked conv (nn_conv_winograd*.cpp).
 void register_nn_conv_winograd_ops(OpTable& table);

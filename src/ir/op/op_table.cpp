@@ -47,6 +47,7 @@ OpTable& OpTable::global() {
     register_vision_ops(*t);
     register_linalg_ops(*t);
     register_signal_ops(*t);
+    register_ml_ops(*t);
     return t;
   }();
   return *table;
