@@ -63,6 +63,27 @@ np.savez(os.path.join(out_dir, 'mismatch.npz'),
 np.savez(os.path.join(out_dir, 'bad_static.npz'),
          x=rng.standard_normal((3, 3, 16, 17)).astype(np.float32),
          shift=rng.standard_normal((3, 16, 1, 1)).astype(np.float32))
+# An If on a run-time condition whose branches give a scalar and a [1]; the If's result is
+# added to x, so both meanings broadcast to x's shape.
+then_g = helper.make_graph([helper.make_node('ReduceMax', ['x3'], ['t'], keepdims=0)], 'then', [],
+                           [helper.make_tensor_value_info('t', TensorProto.FLOAT, [])])
+else_g = helper.make_graph([helper.make_node('ReduceMin', ['x3'], ['e'], keepdims=1)], 'else', [],
+                           [helper.make_tensor_value_info('e', TensorProto.FLOAT, [1])])
+graph = helper.make_graph(
+    [helper.make_node('If', ['flag'], ['picked'], then_branch=then_g, else_branch=else_g),
+     helper.make_node('Add', ['picked', 'x3'], ['y'])], 'if_scalar_or_one',
+    [helper.make_tensor_value_info('flag', TensorProto.BOOL, []),
+     helper.make_tensor_value_info('x3', TensorProto.FLOAT, [3])],
+    [helper.make_tensor_value_info('y', TensorProto.FLOAT, [3])])
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid('', 13)])
+model.ir_version = 8
+onnx.save(model, os.path.join(out_dir, 'if_scalar_or_one.onnx'))
+session = ort.InferenceSession(os.path.join(out_dir, 'if_scalar_or_one.onnx'),
+                               providers=['CPUExecutionProvider'])
+for name, flag in (('if_then', True), ('if_else', False)):
+    feeds = {'flag': np.array(flag), 'x3': rng.standard_normal(3).astype(np.float32)}
+    np.savez(os.path.join(out_dir, name + '.in.npz'), **feeds)
+    np.savez(os.path.join(out_dir, name + '.ort.npz'), output_0=session.run(None, feeds)[0])
 )");
     CommandResult r =
         run_anvil({"compile", path("dynamic.onnx"), "-o", path("dynamic.tar"), "--json"});
@@ -160,6 +181,19 @@ TEST_F(CliDynamic, InputShapesSpecializeToAGraphPackage) {
       run_anvil({"run", path("static.tar"), "--inputs", path("in3.npz"), "--outputs", out});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   expect_matches_ort(out, 3);
+}
+
+TEST_F(CliDynamic, IfBranchesOfAScalarAndAOneElementVectorMatchOnnxRuntime) {
+  for (const char* run : {"if_then", "if_else"}) {
+    std::string out = path(std::string(run) + ".anvil.npz");
+    CommandResult r = run_anvil({"run", path("if_scalar_or_one.onnx"), "--inputs",
+                                 path(std::string(run) + ".in.npz"), "--outputs", out});
+    ASSERT_EQ(r.exit_code, 0) << run << ": " << r.err;
+    NamedTensors got = read_npz(out), want = read_npz(path(std::string(run) + ".ort.npz"));
+    ASSERT_EQ(got[0].second.shape_vector(), want[0].second.shape_vector()) << run;
+    for (int64_t i = 0; i < want[0].second.numel(); ++i)
+      EXPECT_NEAR(got[0].second.get_as_double(i), want[0].second.get_as_double(i), 1e-6) << run;
+  }
 }
 
 }  // namespace

@@ -60,6 +60,23 @@ std::vector<Expr> convert_constant(ConvertContext& ctx) {
 
 std::vector<Expr> convert_identity(ConvertContext& ctx) { return {ctx.input(0)}; }
 
+// Branch outputs of one element whose shapes differ (ONNX allows a scalar in one branch and
+// [1] in the other) both take the shape of higher rank: broadcasting gives a one-element
+// tensor of any rank the same meaning, and the IR If needs one type.
+void agree_on_one_element(ConvertContext& ctx, Expr& then_out, Expr& else_out) {
+  const auto* a = as<TensorTypeNode>(then_out->checked_type);
+  const auto* b = as<TensorTypeNode>(else_out->checked_type);
+  if (!a || !b || a->dtype != b->dtype) return;
+  std::optional<std::vector<int64_t>> sa = a->static_shape(), sb = b->static_shape();
+  auto one_element = [](const std::vector<int64_t>& shape) {
+    return std::all_of(shape.begin(), shape.end(), [](int64_t d) { return d == 1; });
+  };
+  if (!sa || !sb || *sa == *sb || !one_element(*sa) || !one_element(*sb)) return;
+  Expr& lower = sa->size() < sb->size() ? then_out : else_out;
+  const std::vector<int64_t>& shape = sa->size() < sb->size() ? *sb : *sa;
+  lower = ctx.op("reshape", {lower}, {{"newshape", shape}});
+}
+
 // If with a constant condition inlines the taken branch; otherwise both
 // branches become an IR If, which needs their outputs to agree in type.
 std::vector<Expr> convert_if(ConvertContext& ctx) {
@@ -73,6 +90,7 @@ std::vector<Expr> convert_if(ConvertContext& ctx) {
   std::vector<Expr> else_out = ctx.graph().convert_subgraph(else_graph, {});
   if (then_out.size() != else_out.size())
     ctx.fail("branches return ", then_out.size(), " and ", else_out.size(), " outputs");
+  for (size_t i = 0; i < then_out.size(); ++i) agree_on_one_element(ctx, then_out[i], else_out[i]);
   Expr cond = ctx.input(0);
   const auto& cond_type = ctx.input_tensor(0);
   if (!cond_type.shape->empty())
