@@ -20,8 +20,11 @@ struct MiniFloatName {
   uint8_t bits;
 };
 constexpr MiniFloatName kMiniFloatNames[] = {
-    {"float8_e4m3fn", DataType::Float8E4M3FN, 8}, {"float8_e4m3fnuz", DataType::Float8E4M3FNUZ, 8},
-    {"float8_e5m2", DataType::Float8E5M2, 8},     {"float8_e5m2fnuz", DataType::Float8E5M2FNUZ, 8},
+    {"float8_e4m3fn", DataType::Float8E4M3FN, 8},
+    {"float8_e4m3fnuz", DataType::Float8E4M3FNUZ, 8},
+    {"float8_e5m2", DataType::Float8E5M2, 8},
+    {"float8_e5m2fnuz", DataType::Float8E5M2FNUZ, 8},
+    {"float8_e8m0fnu", DataType::Float8E8M0FNU, 8},
     {"float4_e2m1fn", DataType::Float4E2M1FN, 4},
 };
 
@@ -123,6 +126,8 @@ MiniFloatFormat DataType::minifloat_format() const {
       return MiniFloatFormat::e5m2();
     case Float8E5M2FNUZ:
       return MiniFloatFormat::e5m2fnuz();
+    case Float8E8M0FNU:
+      return MiniFloatFormat::e8m0();
     case Float4E2M1FN:
       return MiniFloatFormat::e2m1();
     default:

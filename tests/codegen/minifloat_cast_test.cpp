@@ -69,6 +69,12 @@ const Module& kernels() {
       funcs.push_back(cast_kernel("from_" + n + "_x16", f.dtype, f32, 16));
       funcs.push_back(cast_kernel("from_" + n + "_to_i32", f.dtype, DataType::int32(), 1));
     }
+    const DataType e8m0 = DataType::float8_e8m0fnu();
+    funcs.push_back(cast_kernel("to_e8m0", f32, e8m0, 1));
+    funcs.push_back(cast_kernel("to_e8m0_x8", f32, e8m0, 8));
+    funcs.push_back(cast_kernel("to_e8m0_from_f64", f64, e8m0, 1));
+    funcs.push_back(cast_kernel("from_e8m0", e8m0, f32, 1));
+    funcs.push_back(cast_kernel("from_e8m0_x16", e8m0, f32, 16));
     for (DataType t : kSubByteInts) {
       std::string n = t.to_string();
       funcs.push_back(cast_kernel("to_" + n, f32, t, 1));
@@ -241,6 +247,81 @@ INSTANTIATE_TEST_SUITE_P(Formats, MiniFloatCast, ::testing::ValuesIn(kFormats),
                          [](const ::testing::TestParamInfo<Format>& info) {
                            return std::string(info.param.name);
                          });
+
+// E8M0 (exponent only): the codec on ONNX's landmarks, then compiled casts against the codec.
+TEST(E8M0Codec, RoundsTheExponentAsOnnxCastDoes) {
+  using R = E8M0Rounding;
+  EXPECT_EQ(e8m0_encode(1.0, true, R::Up), 127u);
+  EXPECT_EQ(e8m0_encode(-1.0, true, R::Up), 127u);  // the sign is dropped
+  EXPECT_EQ(e8m0_encode(1.1, true, R::Up), 128u);
+  EXPECT_EQ(e8m0_encode(1.9, true, R::Down), 127u);
+  EXPECT_EQ(e8m0_encode(1.5, true, R::Nearest), 128u);
+  EXPECT_EQ(e8m0_encode(1.49, true, R::Nearest), 127u);
+  EXPECT_EQ(e8m0_encode(0.124, true, R::Up), 124u);  // 2^-3 = 0.125
+  EXPECT_EQ(e8m0_encode(0.0, true, R::Up), 0u);
+  // 2^-127 is a float32 subnormal (field 0, mantissa one half): up rounds to 2^-126.
+  EXPECT_EQ(e8m0_encode(std::ldexp(1.0, -127), true, R::Up), 1u);
+  EXPECT_EQ(e8m0_encode(std::ldexp(1.0, -127), true, R::Nearest), 0u);
+  EXPECT_EQ(e8m0_encode(std::ldexp(1.5, 127), true, R::Up), 254u);  // saturates
+  EXPECT_EQ(e8m0_encode(std::ldexp(1.5, 127), false, R::Up), 255u);
+  EXPECT_EQ(e8m0_encode(INFINITY, true, R::Up), 255u);
+  EXPECT_EQ(e8m0_encode(NAN, true, R::Down), 255u);
+  EXPECT_EQ(e8m0_decode(127), 1.0);
+  EXPECT_EQ(e8m0_decode(0), std::ldexp(1.0, -127));
+  EXPECT_EQ(e8m0_decode(254), std::ldexp(1.0, 127));
+  EXPECT_TRUE(std::isnan(e8m0_decode(255)));
+}
+
+TEST(E8M0Cast, DecodesEveryCode) {
+  std::vector<uint8_t> codes;
+  for (uint32_t c = 0; c < 256; ++c) codes.push_back(uint8_t(c));
+  Tensor in = filled(codes, DataType::float8_e8m0fnu());
+  for (const std::string name : {"from_e8m0", "from_e8m0_x16"}) {
+    Tensor out = Tensor::zeros({kLength}, DataType::float32());
+    kernels().function(name)(in, out);
+    const auto* got = static_cast<const float*>(out.data());
+    for (int64_t i = 0; i < kLength; ++i) {
+      uint8_t code = codes[size_t(i) % codes.size()];
+      if (code == 255)
+        EXPECT_TRUE(std::isnan(got[i])) << name;
+      else
+        ASSERT_EQ(got[i], float(e8m0_decode(code))) << name << " code " << int(code);
+    }
+  }
+}
+
+TEST(E8M0Cast, EncodesLikeTheCodec) {
+  // Every power of two of the range and its float32 neighbours, both signs, the values
+  // between, zeros, subnormals, the largest floats, infinities, NaN and random bits.
+  std::vector<float> values;
+  for (int e = -149; e <= 127; ++e) {
+    for (double sign : {1.0, -1.0}) {
+      float v = float(sign * std::ldexp(1.0, e));
+      values.push_back(v);
+      values.push_back(std::nextafter(v, INFINITY));
+      values.push_back(std::nextafter(v, -INFINITY));
+      values.push_back(float(sign * std::ldexp(1.5, e)));
+    }
+  }
+  for (float v : {0.0f, -0.0f, INFINITY, -INFINITY, NAN, std::numeric_limits<float>::max()})
+    values.push_back(v);
+  std::mt19937 rng(3);
+  std::uniform_int_distribution<uint32_t> any_bits;
+  while (values.size() % size_t(kLength) != 0)
+    values.push_back(std::bit_cast<float>(any_bits(rng)));
+  const MiniFloatFormat f = MiniFloatFormat::e8m0();
+  for (size_t start = 0; start < values.size(); start += size_t(kLength)) {
+    std::vector<float> chunk(values.begin() + long(start), values.begin() + long(start + kLength));
+    std::vector<double> wide(chunk.begin(), chunk.end());
+    for (std::string kernel : {"to_e8m0", "to_e8m0_x8"})
+      expect_codes(
+          run_to_bytes(kernel, filled(chunk, DataType::float32()), DataType::float8_e8m0fnu()),
+          wide, f, kernel);
+    expect_codes(run_to_bytes("to_e8m0_from_f64", filled(wide, DataType::float64()),
+                              DataType::float8_e8m0fnu()),
+                 wide, f, "from float64");
+  }
+}
 
 // int4, uint4, int2, uint2: one byte per element, sign- or zero-extended; a float is truncated
 // and wraps into the low bits, as ml_dtypes converts.

@@ -31,6 +31,7 @@ struct DataType {
     Float8E4M3FNUZ = 11,
     Float8E5M2 = 12,
     Float8E5M2FNUZ = 13,
+    Float8E8M0FNU = 14,
     Float4E2M1FN = 17
   };
 
@@ -64,6 +65,7 @@ struct DataType {
   static constexpr DataType float8_e4m3fnuz() { return {Float8E4M3FNUZ, 8}; }
   static constexpr DataType float8_e5m2() { return {Float8E5M2, 8}; }
   static constexpr DataType float8_e5m2fnuz() { return {Float8E5M2FNUZ, 8}; }
+  static constexpr DataType float8_e8m0fnu() { return {Float8E8M0FNU, 8}; }
   static constexpr DataType float4_e2m1fn() { return {Float4E2M1FN, 4}; }
 
   // Parses "float32", "int8", "int4", "bool", "bfloat16", "float8_e4m3fn", "float32x16",
@@ -82,7 +84,7 @@ struct DataType {
   constexpr bool is_handle() const { return code == Handle; }
   // float8 and float4: stored as codes, converted through float32 for arithmetic.
   constexpr bool is_minifloat() const {
-    return (code >= Float8E4M3FN && code <= Float8E5M2FNUZ) || code == Float4E2M1FN;
+    return (code >= Float8E4M3FN && code <= Float8E8M0FNU) || code == Float4E2M1FN;
   }
   // An integer type narrower than a byte (int4, uint2...).
   constexpr bool is_sub_byte_int() const {

@@ -1,5 +1,5 @@
 // Floating-point formats narrower than half precision, as ONNX defines them: float8 E4M3FN,
-// E4M3FNUZ, E5M2, E5M2FNUZ and float4 E2M1. Each value is a sign, an exponent field with a
+// E4M3FNUZ, E5M2, E5M2FNUZ, E8M0 and float4 E2M1. Each value is a sign, an exponent field with a
 // bias, and a mantissa, with a subnormal range at exponent field 0; the formats differ in what
 // they spend on infinities and NaN:
 //   IEEE  (E5M2): exponent all ones is infinity (mantissa 0) or NaN;
@@ -7,6 +7,10 @@
 //   FNUZ  (E4M3FNUZ, E5M2FNUZ): no infinities, no negative zero, 1000 0000 is the one NaN;
 //   none  (E2M1): every pattern is a number; NaN converts to -0 (as ml_dtypes, which
 //                 ONNX's reference uses, converts it).
+//   exponent only (E8M0, the scale type of microscaling formats): no sign, no mantissa, no
+//                 zero: code c is 2^(c - 127) and 1111 1111 is NaN. Encoding follows ONNX's
+//                 Cast: the float32 exponent of the magnitude, rounded up (round_mode "up",
+//                 Cast's default), down or to nearest; see e8m0_encode.
 // Encoding rounds to nearest, ties to even; out of range it saturates to the largest finite
 // value, or gives infinity (IEEE) or NaN (the others) when not saturating, as ONNX's Cast.
 #pragma once
@@ -14,12 +18,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 
 namespace anvil {
 
 struct MiniFloatFormat {
-  enum class Specials : uint8_t { Ieee, Fn, Fnuz, None };
+  enum class Specials : uint8_t { Ieee, Fn, Fnuz, None, ExponentOnly };
   int exponent_bits;
   int mantissa_bits;
   int bias;
@@ -30,8 +35,11 @@ struct MiniFloatFormat {
   static constexpr MiniFloatFormat e5m2() { return {5, 2, 15, Specials::Ieee}; }
   static constexpr MiniFloatFormat e5m2fnuz() { return {5, 2, 16, Specials::Fnuz}; }
   static constexpr MiniFloatFormat e2m1() { return {2, 1, 1, Specials::None}; }
+  static constexpr MiniFloatFormat e8m0() { return {8, 0, 127, Specials::ExponentOnly}; }
 
-  int total_bits() const { return 1 + exponent_bits + mantissa_bits; }
+  int total_bits() const {
+    return (specials == Specials::ExponentOnly ? 0 : 1) + exponent_bits + mantissa_bits;
+  }
   // The code of the largest finite magnitude (sign bit clear).
   uint32_t max_finite_code() const;
   // The code NaN converts to: the format's NaN (sign bit clear), or -0 where there is none.
@@ -46,6 +54,8 @@ inline uint32_t MiniFloatFormat::max_finite_code() const {
       return ((exponent_ones - 1) << mantissa_bits) | mantissa_ones;
     case Specials::Fn:
       return (exponent_ones << mantissa_bits) | (mantissa_ones - 1);
+    case Specials::ExponentOnly:
+      return exponent_ones - 1;
     case Specials::Fnuz:
     case Specials::None:
       break;
@@ -59,6 +69,7 @@ inline uint32_t MiniFloatFormat::nan_code() const {
   switch (specials) {
     case Specials::Ieee:
     case Specials::Fn:
+    case Specials::ExponentOnly:
       return (exponent_ones << mantissa_bits) | mantissa_ones;
     case Specials::Fnuz:
     case Specials::None:
@@ -67,8 +78,45 @@ inline uint32_t MiniFloatFormat::nan_code() const {
   return 1u << (exponent_bits + mantissa_bits);
 }
 
+// The value of an E8M0 code: 2^(code - 127), or NaN for 255.
+inline double e8m0_decode(uint32_t code) {
+  code &= 0xFF;
+  return code == 0xFF ? std::numeric_limits<double>::quiet_NaN() : std::ldexp(1.0, int(code) - 127);
+}
+
+// How a value's exponent is rounded into E8M0 (ONNX Cast's round_mode).
+enum class E8M0Rounding { Up, Down, Nearest };
+
+// The E8M0 code of a value, as ONNX's Cast computes it: from the value rounded to float32,
+// its sign ignored, the exponent field kept when the mantissa is 0 (zero and float32
+// subnormals have field 0), otherwise rounded: Up adds one, Down keeps it, Nearest adds one
+// when the mantissa is at least one half (and, for a subnormal, more than one half).
+// Infinity and NaN give 255 (NaN); so does rounding up past 2^127 unless saturating.
+inline uint32_t e8m0_encode(double value, bool saturate, E8M0Rounding rounding) {
+  const float narrowed = static_cast<float>(value);
+  uint32_t bits;
+  static_assert(sizeof bits == sizeof narrowed);
+  std::memcpy(&bits, &narrowed, sizeof bits);
+  const uint32_t field = (bits >> 23) & 0xFF, mantissa = bits & 0x7FFFFF;
+  if (field == 0xFF) return 0xFF;
+  bool round_up = false;
+  switch (rounding) {
+    case E8M0Rounding::Up:
+      round_up = mantissa != 0;
+      break;
+    case E8M0Rounding::Down:
+      break;
+    case E8M0Rounding::Nearest:
+      round_up = (mantissa & 0x400000) != 0 && (field > 0 || (mantissa & 0x3FFFFF) != 0);
+      break;
+  }
+  if (round_up && field == 0xFE && saturate) round_up = false;
+  return field + (round_up ? 1 : 0);
+}
+
 // The value of a code (its low total_bits() bits).
 inline double minifloat_decode(uint32_t code, MiniFloatFormat f) {
+  if (f.specials == MiniFloatFormat::Specials::ExponentOnly) return e8m0_decode(code);
   const int m = f.mantissa_bits, e = f.exponent_bits;
   const uint32_t sign_bit = 1u << (e + m);
   code &= (sign_bit << 1) - 1;
@@ -99,6 +147,9 @@ struct MiniFloatOverflow {
   bool inclusive;
 };
 inline MiniFloatOverflow minifloat_overflow(MiniFloatFormat f) {
+  // E8M0 rounds up: everything above its largest value leaves the range.
+  if (f.specials == MiniFloatFormat::Specials::ExponentOnly)
+    return {minifloat_decode(f.max_finite_code(), f), false};
   const uint32_t max_code = f.max_finite_code();
   const double max_value = minifloat_decode(max_code, f);
   int exponent = 0;
@@ -107,8 +158,11 @@ inline MiniFloatOverflow minifloat_overflow(MiniFloatFormat f) {
   return {max_value + half_step, (max_code & 1) != 0};
 }
 
-// The code nearest to a value (ties to even); see the file comment for out-of-range values.
+// The code nearest to a value (ties to even; E8M0 rounds up); see the file comment for
+// out-of-range values.
 inline uint32_t minifloat_encode(double value, MiniFloatFormat f, bool saturate) {
+  if (f.specials == MiniFloatFormat::Specials::ExponentOnly)
+    return e8m0_encode(value, saturate, E8M0Rounding::Up);
   const int m = f.mantissa_bits;
   const uint32_t sign_bit = 1u << (f.exponent_bits + m);
   if (std::isnan(value)) return f.nan_code();

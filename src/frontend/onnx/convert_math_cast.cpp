@@ -32,11 +32,9 @@ std::string onnx_type_name(int64_t type) {
 }
 
 // The dtype a Cast targets; fails naming the node for ONNX types anvil's
-// tensors cannot hold (strings, complex, the exponent-only float8).
+// tensors cannot hold (strings, complex).
 DataType cast_target(const ConvertContext& ctx, int64_t onnx_type) {
   std::string name = onnx_type_name(onnx_type);
-  if (onnx_type == kOnnxFloat8E8M0)
-    ctx.fail("cannot cast to FLOAT8E8M0: the exponent-only float8 type is not supported");
   if (onnx_type == 8) ctx.fail("cannot cast to STRING: string tensors are not supported");
   try {
     return onnx_dtype(int32_t(onnx_type), "the target type " + name);
@@ -78,10 +76,46 @@ Expr unsaturated(ConvertContext& ctx, const Expr& x, DataType from, const Expr& 
   return ctx.op("where", {over, special, saturated});
 }
 
-Expr cast_to(ConvertContext& ctx, DataType to, bool saturate = true) {
+// The cast op rounds into E8M0 upwards (Cast's default round_mode). For "down" and "nearest"
+// the float32 value is first moved to the power of two it should become, which rounding up
+// keeps: |x| with its mantissa cleared, doubled for "nearest" when the mantissa is at least
+// one half (for a float32 subnormal, more than one half: then 2^-126; when saturating, not
+// past 2^127; infinity and NaN stay as they are).
+Expr e8m0_rounded_input(ConvertContext& ctx, Expr x, DataType from, const std::string& mode,
+                        bool saturate) {
+  if (mode == "up") return x;
+  if (mode != "down" && mode != "nearest")
+    ctx.fail("attribute 'round_mode' = '", mode, "' must be up, down or nearest");
+  const DataType f32 = DataType::float32(), i32 = DataType::int32();
+  if (from != f32) x = ctx.op("cast", {x}, {{"dtype", f32}});
+  Expr bits = ctx.op("reinterpret", {ctx.op("abs", {x})}, {{"dtype", i32}});
+  auto masked = [&](int64_t mask) { return ctx.op("bitwise_and", {bits, scalar(ctx, mask, i32)}); };
+  Expr field_bits = masked(0x7F800000);
+  Expr floor = ctx.op("reinterpret", {field_bits}, {{"dtype", f32}});
+  if (mode == "down") return floor;
+  Expr zero = scalar(ctx, 0, i32);
+  Expr half = ctx.op("not_equal", {masked(0x400000), zero});
+  Expr subnormal = ctx.op("equal", {field_bits, zero});
+  Expr more_than_half = ctx.op("not_equal", {masked(0x3FFFFF), zero});
+  Expr finite = ctx.op("not_equal", {field_bits, scalar(ctx, 0x7F800000, i32)});
+  Expr round_up = ctx.op(
+      "logical_and", {ctx.op("logical_and", {half, finite}),
+                      ctx.op("logical_or", {ctx.op("logical_not", {subnormal}), more_than_half})});
+  Expr raised = ctx.op("where", {subnormal, scalar(ctx, std::ldexp(1.0, -126), f32),
+                                 ctx.op("multiply", {floor, scalar(ctx, 2, f32)})});
+  if (saturate) raised = ctx.op("minimum", {raised, scalar(ctx, std::ldexp(1.0, 127), f32)});
+  return ctx.op("where", {round_up, raised, floor});
+}
+
+Expr cast_to(ConvertContext& ctx, DataType to, bool saturate = true,
+             const std::string& round_mode = "up") {
   Expr x = ctx.input(0);
   DataType from = input_dtype(ctx, 0);
   if (from == to) return x;
+  if (to == DataType::float8_e8m0fnu()) {
+    x = e8m0_rounded_input(ctx, x, from, round_mode, saturate);
+    from = round_mode == "up" ? from : DataType::float32();
+  }
   Expr y = ctx.op("cast", {x}, {{"dtype", to}});
   if (!saturate && to.is_minifloat()) y = unsaturated(ctx, x, from, y, to);
   return y;
@@ -108,11 +142,13 @@ std::vector<Expr> convert_cast_v1(ConvertContext& ctx) {
 // Cast-6 on: an enum number. Cast-19's 'saturate' only concerns float8 targets.
 std::vector<Expr> convert_cast(ConvertContext& ctx) {
   if (!ctx.has_attr("to")) ctx.fail("attribute 'to' is required but missing");
-  return {cast_to(ctx, cast_target(ctx, ctx.attr_int("to", 0)), ctx.attr_int("saturate", 1) != 0)};
+  return {cast_to(ctx, cast_target(ctx, ctx.attr_int("to", 0)), ctx.attr_int("saturate", 1) != 0,
+                  ctx.attr_string("round_mode", "up"))};
 }
 
 std::vector<Expr> convert_cast_like(ConvertContext& ctx) {
-  return {cast_to(ctx, input_dtype(ctx, 1), ctx.attr_int("saturate", 1) != 0)};
+  return {cast_to(ctx, input_dtype(ctx, 1), ctx.attr_int("saturate", 1) != 0,
+                  ctx.attr_string("round_mode", "up"))};
 }
 
 constexpr double kInf = std::numeric_limits<double>::infinity();

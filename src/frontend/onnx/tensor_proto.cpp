@@ -50,6 +50,8 @@ DataType onnx_dtype(int32_t onnx_type, const std::string& what) {
       return DataType::int4();
     case kOnnxFloat4E2M1:
       return DataType::float4_e2m1fn();
+    case kOnnxFloat8E8M0:
+      return DataType::float8_e8m0fnu();
     case kOnnxUInt2:
       return DataType::uint2();
     case kOnnxInt2:
@@ -85,6 +87,7 @@ int32_t to_onnx_dtype(DataType dtype) {
   if (dtype == DataType::uint4()) return kOnnxUInt4;
   if (dtype == DataType::int4()) return kOnnxInt4;
   if (dtype == DataType::float4_e2m1fn()) return kOnnxFloat4E2M1;
+  if (dtype == DataType::float8_e8m0fnu()) return kOnnxFloat8E8M0;
   if (dtype == DataType::uint2()) return kOnnxUInt2;
   if (dtype == DataType::int2()) return kOnnxInt2;
   throw_error("data type ", dtype.to_string(), " has no ONNX equivalent");

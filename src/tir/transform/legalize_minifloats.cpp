@@ -11,6 +11,8 @@
 //                   beyond the largest finite value (infinity included) gives it, NaN
 //                   gives the format's NaN (E2M1, which has none: -0), as ONNX's Cast with
 //                   saturate=1
+//   cast(e8m0, x) -> the float32 exponent field of |x|, rounded up (ONNX's default round_mode)
+//                   and saturating: 255 (NaN) only for infinity and NaN
 //   a minifloat immediate -> reinterpret(f8, its code)
 //
 // Other types are converted through float32 (float64 sources through float64,
@@ -44,8 +46,32 @@ PrimExpr power_of_two(const SourceFormat& s, const PrimExpr& k) {
   return call_intrin(s.float_type, "reinterpret", {field});
 }
 
+// E8M0 (no sign, no mantissa): code c is the float32 whose exponent field is c (c in
+// [1, 254]), 2^-127 (a float32 subnormal) for 0 and NaN for 255.
+PrimExpr decode_exponent_only(const PrimExpr& code) {
+  auto i32 = [](int64_t v) { return make_int(v, DataType::int32()); };
+  auto f32 = [](double v) { return make_const(DataType::float32(), v); };
+  PrimExpr normal = call_intrin(DataType::float32(), "reinterpret", {code * i32(1 << 23)});
+  return select(eq(code, i32(0)), f32(std::ldexp(1.0, -127)),
+                select(eq(code, i32(255)), f32(std::nan("")), normal));
+}
+
+// The E8M0 code of x (float32) as ONNX's Cast computes it with round_mode "up", saturating:
+// the exponent field of |x|, plus one when the mantissa is not 0 (not past 254); 255 for
+// infinity and NaN.
+PrimExpr encode_exponent_only(const PrimExpr& x) {
+  auto i32 = [](int64_t v) { return make_int(v, DataType::int32()); };
+  PrimExpr bits = call_intrin(DataType::int32(), "reinterpret",
+                              {call_intrin(DataType::float32(), "fabs", {x})});
+  PrimExpr field = floordiv(bits, i32(1 << 23));
+  PrimExpr has_fraction = ne(floormod(bits, i32(1 << 23)), i32(0));
+  PrimExpr round_up = logical_and(has_fraction, field < i32(254));
+  return select(round_up, field + i32(1), field);
+}
+
 // The float32 value of a minifloat code (an int32 in [0, 2^total_bits)).
 PrimExpr decode(const MiniFloatFormat& f, const PrimExpr& code) {
+  if (f.specials == MiniFloatFormat::Specials::ExponentOnly) return decode_exponent_only(code);
   const SourceFormat& s = kFloat32;
   const int m = f.mantissa_bits, e = f.exponent_bits;
   auto i32 = [](int64_t v) { return make_int(v, DataType::int32()); };
@@ -73,6 +99,7 @@ PrimExpr decode(const MiniFloatFormat& f, const PrimExpr& code) {
       // 1000...0 is NaN; there is no negative zero.
       return select(eq(code, sign_bit), f32(nan), select(negative, value * f32(-1), value));
     case MiniFloatFormat::Specials::None:
+    case MiniFloatFormat::Specials::ExponentOnly:
       break;
   }
   return select(negative, value * f32(-1), value);
@@ -130,6 +157,8 @@ class MiniFloatLegalizer : public Mutator {
                   to.to_string(), " (the pass runs before vectorization)");
     if (from.is_minifloat()) value = decode(from.minifloat_format(), code_of(value));
     if (!to.is_minifloat()) return cast(to, value);
+    if (to.minifloat_format().specials == MiniFloatFormat::Specials::ExponentOnly)
+      return as_code(to, encode_exponent_only(cast(DataType::float32(), value)));
     const SourceFormat& s = value.dtype() == DataType::float64() ? kFloat64 : kFloat32;
     return as_code(to, encode(to.minifloat_format(), cast(s.float_type, value), s));
   }
