@@ -60,6 +60,33 @@ std::vector<Expr> convert_constant(ConvertContext& ctx) {
 
 std::vector<Expr> convert_identity(ConvertContext& ctx) { return {ctx.input(0)}; }
 
+Expr bool_constant(ConvertContext& ctx, bool value) {
+  Tensor t = Tensor::empty({}, DataType::boolean());
+  t.set_from_double(0, value ? 1 : 0);
+  return ctx.constant(t);
+}
+
+// ---------------------------------------------------------------- Optional
+
+// The IR has no optional type: an optional that holds a tensor is that tensor, and one that is
+// empty is an absent input. So OptionalHasElement is a constant (true for a tensor, false for
+// no input), OptionalGetElement of a tensor is the tensor, and Optional of a tensor is the
+// tensor. An empty Optional, and optional or sequence graph inputs, are refused at import.
+std::vector<Expr> convert_optional_has_element(ConvertContext& ctx) {
+  return {bool_constant(ctx, ctx.has_input(0))};
+}
+
+std::vector<Expr> convert_optional_get_element(ConvertContext& ctx) {
+  if (!ctx.has_input(0)) ctx.fail("has no input: an empty optional holds no element");
+  return {ctx.input(0)};
+}
+
+std::vector<Expr> convert_optional(ConvertContext& ctx) {
+  if (!ctx.has_input(0))
+    ctx.fail("makes an empty optional, which anvil's IR cannot hold (it has no optional type)");
+  return {ctx.input(0)};
+}
+
 // Branch outputs of one element whose shapes differ (ONNX allows a scalar in one branch and
 // [1] in the other) both take the shape of higher rank: broadcasting gives a one-element
 // tensor of any rank the same meaning, and the IR If needs one type.
@@ -112,12 +139,6 @@ std::vector<Expr> convert_if(ConvertContext& ctx) {
 // are known at import time in every iteration. Other loops need a loop
 // construct in the IR, which the VM will bring.
 constexpr int64_t kMaxUnrolledIterations = 4096;
-
-Expr bool_constant(ConvertContext& ctx, bool value) {
-  Tensor t = Tensor::empty({}, DataType::boolean());
-  t.set_from_double(0, value ? 1 : 0);
-  return ctx.constant(t);
-}
 
 Expr int64_constant(ConvertContext& ctx, int64_t value) {
   Tensor t = Tensor::empty({}, DataType::int64());
@@ -313,6 +334,9 @@ std::vector<Expr> convert_scan_v8(ConvertContext& ctx) {
 void register_control_converters(ConverterTable& table) {
   table.add("Constant", 1, convert_constant);
   table.add("Identity", 1, convert_identity);
+  table.add("Optional", 15, convert_optional);
+  table.add("OptionalHasElement", 15, convert_optional_has_element);
+  table.add("OptionalGetElement", 15, convert_optional_get_element);
   table.add("If", 1, convert_if);
   table.add("Loop", 1, convert_loop);
   table.add("Scan", 8, convert_scan_v8);
