@@ -102,15 +102,15 @@ TEST(OnnxTensorProto, WrongPackedByteCountsAreErrorsNamingTheTensor) {
   }
 }
 
-TEST(OnnxTensorProto, Float8E8M0IsRefusedByName) {
-  onnx::TensorProto p = proto(kOnnxFloat8E8M0, {1});
-  p.set_raw_data(std::string("\x7f", 1));
-  try {
-    tensor_from_proto(p, ".");
-    FAIL() << "accepted FLOAT8E8M0";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("element type 24"), std::string::npos) << e.what();
-  }
+TEST(OnnxTensorProto, Float8E8M0KeepsItsExponentCodes) {
+  onnx::TensorProto p = proto(kOnnxFloat8E8M0, {4});
+  p.set_raw_data(std::string("\x7f\x80\x00\xff", 4));  // 1, 2, 2^-127, NaN
+  Tensor t = tensor_from_proto(p, ".");
+  EXPECT_EQ(t.dtype(), DataType::float8_e8m0fnu());
+  EXPECT_EQ(t.get_as_double(0), 1.0);
+  EXPECT_EQ(t.get_as_double(1), 2.0);
+  EXPECT_EQ(t.get_as_double(2), std::ldexp(1.0, -127));
+  EXPECT_TRUE(std::isnan(t.get_as_double(3)));
 }
 
 }  // namespace
