@@ -76,6 +76,39 @@ inits = [tensor('xs', np.float32(0.02)), tensor('xz', np.uint8(120)), tensor('w'
          tensor('ss', np.float32(0.07)), tensor('sz', np.uint8(100))]
 save('qdq_block', nodes, [f32('x', x.shape)], [f32('out', (1, 16, 9, 9))], inits, {'x': x})
 
+# The same kind of block with int8 activations (quantize_static's default): a 3x3 conv, a
+# depthwise conv and a MatMul whose data is int8, flipped to uint8 for the blocked kernels.
+i8 = lambda n, s: helper.make_tensor_value_info(n, TensorProto.INT8, list(s))
+xs8 = rng.standard_normal((1, 16, 9, 9)).astype(np.float32)
+w3 = rng.integers(-W8, W8 + 1, (16, 16, 3, 3)).astype(np.int8)
+wd = rng.integers(-W8, W8 + 1, (16, 1, 3, 3)).astype(np.int8)
+wm = rng.integers(-W8, W8 + 1, (9, 12)).astype(np.int8)
+nodes = [
+    helper.make_node('QuantizeLinear', ['x', 'xs', 'xz'], ['xq']),
+    helper.make_node('DequantizeLinear', ['xq', 'xs', 'xz'], ['xd']),
+    helper.make_node('DequantizeLinear', ['w', 'ws', 'wz'], ['wd'], axis=0),
+    helper.make_node('Conv', ['xd', 'wd'], ['c'], pads=[1, 1, 1, 1]),
+    helper.make_node('Relu', ['c'], ['r']),
+    helper.make_node('QuantizeLinear', ['r', 'ys', 'yz'], ['yq']),
+    helper.make_node('DequantizeLinear', ['yq', 'ys', 'yz'], ['yd']),
+    helper.make_node('DequantizeLinear', ['dw', 'dws', 'dwz'], ['dwd'], axis=0),
+    helper.make_node('Conv', ['yd', 'dwd'], ['d'], pads=[1, 1, 1, 1], group=16),
+    helper.make_node('QuantizeLinear', ['d', 'ds', 'dz'], ['dq']),
+    helper.make_node('DequantizeLinear', ['dq', 'ds', 'dz'], ['dd']),
+    helper.make_node('DequantizeLinear', ['m', 'ms', 'mz'], ['md']),
+    helper.make_node('MatMul', ['dd', 'md'], ['p']),
+    helper.make_node('QuantizeLinear', ['p', 'ps', 'pz'], ['out']),
+]
+inits = [tensor('xs', np.float32(0.02)), tensor('xz', np.int8(-10)), tensor('w', w3),
+         tensor('ws', (rng.random(16) * 0.004 + 0.001).astype(np.float32)),
+         tensor('wz', np.zeros(16, np.int8)), tensor('ys', np.float32(0.05)),
+         tensor('yz', np.int8(-128)), tensor('dw', wd),
+         tensor('dws', (rng.random(16) * 0.01 + 0.002).astype(np.float32)),
+         tensor('dwz', np.zeros(16, np.int8)), tensor('ds', np.float32(0.04)),
+         tensor('dz', np.int8(7)), tensor('m', wm), tensor('ms', np.float32(0.01)),
+         tensor('mz', np.int8(0)), tensor('ps', np.float32(0.03)), tensor('pz', np.int8(-3))]
+save('qdq_signed', nodes, [f32('x', xs8.shape)], [i8('out', (1, 16, 9, 12))], inits, {'x': xs8})
+
 # QOperator: QLinearConv, com.microsoft QLinearAdd / QLinearGlobalAveragePool /
 # QLinearSigmoid / QLinearLeakyRelu / QLinearConcat / QLinearMul / QGemm.
 xq = rng.integers(0, 256, (1, 8, 6, 6)).astype(np.uint8)
@@ -229,6 +262,15 @@ TEST_F(CliQuantized, QdqBlockCompilesToIntegerKernels) {
   EXPECT_NE(r.err.find("qnn.conv2d("), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("qnn.add("), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("= nn.conv2d("), std::string::npos) << r.err;
+}
+
+TEST_F(CliQuantized, Int8ActivationsRunTheBlockedKernelsAndMatchOnnxRuntimeExactly) {
+  expect_run_matches_oracle("qdq_signed", 0, 0);
+  CommandResult r = run_anvil({"run", path("qdq_signed.onnx"), "--inputs",
+                               path("qdq_signed.in.npz"), "--profile", "--repeat", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("x86.conv2d_int8"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("x86.depthwise_int8"), std::string::npos) << r.out;
 }
 
 TEST_F(CliQuantized, QdqMatMulOverThreeDimensionsRunsTheInt8Kernel) {

@@ -8,6 +8,12 @@
 // zero weights; output channels that fill no whole block are padded with zero
 // weights and sliced off where a consumer needs NCHW. qnn.dense is the same
 // convolution, 1x1, its rows the pixels.
+//
+// int8 data (ONNX Runtime's quantize_static writes int8 activations by default) is made
+// uint8 by flipping its sign bit, x + 128, and its zero point moves by 128 with it: the
+// differences x - zx the convolution sums are unchanged, so the result is bit for bit the
+// same. The flip is elementwise and fuses into the producer (the previous layer's
+// requantization).
 #include <numeric>
 #include <optional>
 #include <string>
@@ -23,8 +29,9 @@ namespace {
 struct Int8ConvPlan {
   int64_t in_channels = 0, padded_in = 0, in_block = 0;
   int64_t out_channels = 0, out_block = 0, stored_out = 0;
-  int64_t data_zero_point = 0;
-  bool depthwise = false;  // one input channel per output channel: in_block == out_block
+  int64_t data_zero_point = 0;  // the uint8 data's (for int8 data, its own + 128)
+  bool signed_data = false;     // int8 data, flipped into uint8
+  bool depthwise = false;       // one input channel per output channel: in_block == out_block
 };
 
 ir::Expr detail_layout_transform(const ir::Expr& e, const std::string& src,
@@ -74,10 +81,12 @@ std::variant<Int8ConvPlan, std::string> plan_int8_conv(const ir::CallNode& call,
     return "layouts " + a->data_layout + "/" + a->kernel_layout + ": blocked from NCHW/OIHW only";
 
   auto in = static_chw(call.args[0]->checked_type, DataType::uint8());
+  const bool signed_data = !in.has_value();
+  if (signed_data) in = static_chw(call.args[0]->checked_type, DataType::int8());
   auto w = static_chw(call.args[1]->checked_type, DataType::int8());
   auto out = static_chw(out_type, DataType::int32());
   if (!in || !w || !out || !(*w)[0].is_static())
-    return std::string("needs uint8 data and int8 weights, NCHW/OIHW with static channels");
+    return std::string("needs uint8 or int8 data and int8 weights, NCHW/OIHW with static channels");
   const Tensor* data_zp = constant_of(call.args[2]);
   const Tensor* weight_zp = constant_of(call.args[3]);
   if (!data_zp || !weight_zp) return std::string("the zero points are not constants");
@@ -85,14 +94,19 @@ std::variant<Int8ConvPlan, std::string> plan_int8_conv(const ir::CallNode& call,
     if (weight_zp->get_as_double(i) != 0)
       return std::string("the weight zero point is not 0 (asymmetric weights)");
   const int64_t in_channels = (*in)[1].int_value(), out_channels = (*out)[1].int_value();
-  const int64_t zero_point = int64_t(data_zp->get_as_double(0));
-  if (a->groups == 1) return plan_blocks(in_channels, out_channels, zero_point, lanes);
+  const int64_t zero_point = int64_t(data_zp->get_as_double(0)) + (signed_data ? 128 : 0);
+  if (a->groups == 1) {
+    Int8ConvPlan plan = plan_blocks(in_channels, out_channels, zero_point, lanes);
+    plan.signed_data = signed_data;
+    return plan;
+  }
   if (a->groups != in_channels || out_channels != in_channels)
     return "groups " + std::to_string(a->groups) +
            ": only plain and depthwise (one output per input channel) int8 convolutions are "
            "blocked";
   Int8ConvPlan plan;
   plan.depthwise = true;
+  plan.signed_data = signed_data;
   plan.data_zero_point = zero_point;
   plan.in_channels = plan.padded_in = plan.out_channels = plan.stored_out = in_channels;
   plan.in_block = plan.out_block = lanes >= 16 && in_channels % 16 == 0 ? 16
@@ -106,6 +120,23 @@ std::variant<Int8ConvPlan, std::string> plan_int8_conv(const ir::CallNode& call,
 std::string check_int8_conv(const ir::CallNode& call, const ir::Type& out_type, int lanes) {
   auto plan = plan_int8_conv(call, out_type, lanes);
   return std::holds_alternative<std::string>(plan) ? std::get<std::string>(plan) : std::string();
+}
+
+// int8 data as uint8, x + 128 (its sign bit flipped), when the plan says so.
+ir::Expr as_unsigned(const ir::Expr& data, const Int8ConvPlan& plan) {
+  if (!plan.signed_data) return data;
+  Tensor sign_bit = Tensor::empty({}, DataType::int8());
+  sign_bit.set_from_double(0, -128);
+  ir::Expr flipped = ir::call_op("bitwise_xor", {data, ir::ConstantNode::make(sign_bit)});
+  return ir::call_op("reinterpret", {flipped},
+                     ir::make_op_attrs("reinterpret", {{"dtype", DataType::uint8()}}));
+}
+
+// The uint8 zero point the blocked convolution pads with.
+ir::Expr unsigned_zero_point(const Int8ConvPlan& plan) {
+  Tensor zero_point = Tensor::empty({}, DataType::uint8());
+  zero_point.set_from_double(0, double(plan.data_zero_point));
+  return ir::ConstantNode::make(zero_point);
 }
 
 // OIHW int8 -> (O'/ob, I'/ib, KH, KW, ib/4, ob*4): input channel c = 4q + r of block c / ib and
@@ -211,9 +242,10 @@ LayoutRewrite rewrite_int8_conv(const LayoutArgs& args) {
   if (const std::string* why = std::get_if<std::string>(&planned)) throw_error(*why);
   const Int8ConvPlan& plan = std::get<Int8ConvPlan>(planned);
   const Tensor& weight = constant_weight(args);
-  ir::Expr zero_point = ir::ConstantNode::make(*constant_of(args.call.args[2]));
-  ir::Expr data = plan.padded_in == plan.in_channels ? args.data_blocked(plan.in_block)
-                                                     : blocked_data(args.arg(0), zero_point, plan);
+  ir::Expr zero_point = unsigned_zero_point(plan);
+  ir::Expr data = plan.padded_in == plan.in_channels
+                      ? as_unsigned(args.data_blocked(plan.in_block), plan)
+                      : blocked_data(as_unsigned(args.arg(0), plan), zero_point, plan);
   return LayoutRewrite{
       blocked_int8_conv(data, weight, zero_point, plan, &args.call.attrs_as<ir::Conv2DAttrs>()),
       plan.out_block, plan.stored_out};
@@ -243,8 +275,9 @@ std::string check_int8_dense(const ir::CallNode& call, const ir::Type&, int) {
   const auto* weight = ir::as<ir::TensorTypeNode>(call.args[1]->checked_type);
   if (!data || !weight || !dense_output_shape(*data, 1))
     return "needs (..., K) data with a static K and at most one symbolic leading dim";
-  if (data->dtype != DataType::uint8() || weight->dtype != DataType::int8())
-    return "needs uint8 data and int8 weights";
+  if ((data->dtype != DataType::uint8() && data->dtype != DataType::int8()) ||
+      weight->dtype != DataType::int8())
+    return "needs uint8 or int8 data and int8 weights";
   if (!constant_of(call.args[2]) || !constant_of(call.args[3]))
     return "the zero points are not constants";
   const Tensor& weight_zp = *constant_of(call.args[3]);
@@ -259,13 +292,18 @@ LayoutRewrite rewrite_int8_dense(const LayoutArgs& args) {
   if (!why.empty()) throw_error(why);
   const Tensor& weight = constant_weight(args);
   const int64_t n = weight.shape()[0], k = weight.shape()[1];
-  ir::Expr zero_point = ir::ConstantNode::make(*constant_of(args.call.args[2]));
-  Int8ConvPlan plan = plan_blocks(k, n, int64_t(constant_of(args.call.args[2])->get_as_double(0)),
-                                  args.vector_lanes);
+  const bool signed_data =
+      ir::as<ir::TensorTypeNode>(args.call.args[0]->checked_type)->dtype == DataType::int8();
+  Int8ConvPlan plan = plan_blocks(
+      k, n, int64_t(constant_of(args.call.args[2])->get_as_double(0)) + (signed_data ? 128 : 0),
+      args.vector_lanes);
+  plan.signed_data = signed_data;
+  ir::Expr zero_point = unsigned_zero_point(plan);
   auto reshape = [](const ir::Expr& e, std::vector<int64_t> shape) {
     return ir::call_op("reshape", {e}, ir::make_op_attrs("reshape", {{"newshape", shape}}));
   };
-  ir::Expr data = blocked_data(reshape(args.arg(0), {-1, k, 1, 1}), zero_point, plan);
+  ir::Expr data =
+      blocked_data(as_unsigned(reshape(args.arg(0), {-1, k, 1, 1}), plan), zero_point, plan);
   ir::Expr out = blocked_int8_conv(data, weight.view({n, k, 1, 1}), zero_point, plan, nullptr);
   out = detail_layout_transform(out, "NCHW" + std::to_string(plan.out_block) + "c", "NCHW");
   if (plan.stored_out != n)
