@@ -122,14 +122,15 @@ std::string check_int8_conv(const ir::CallNode& call, const ir::Type& out_type, 
   return std::holds_alternative<std::string>(plan) ? std::get<std::string>(plan) : std::string();
 }
 
-// int8 data as uint8, x + 128 (its sign bit flipped), when the plan says so.
+// int8 data as uint8, x + 128: the bits cast (wrapping) and the sign bit flipped, when the plan
+// says so. (Two plain elementwise ops, which vectorize inside the producer's epilogue.)
 ir::Expr as_unsigned(const ir::Expr& data, const Int8ConvPlan& plan) {
   if (!plan.signed_data) return data;
-  Tensor sign_bit = Tensor::empty({}, DataType::int8());
-  sign_bit.set_from_double(0, -128);
-  ir::Expr flipped = ir::call_op("bitwise_xor", {data, ir::ConstantNode::make(sign_bit)});
-  return ir::call_op("reinterpret", {flipped},
-                     ir::make_op_attrs("reinterpret", {{"dtype", DataType::uint8()}}));
+  Tensor sign_bit = Tensor::empty({}, DataType::uint8());
+  sign_bit.set_from_double(0, 128);
+  ir::Expr bits =
+      ir::call_op("cast", {data}, ir::make_op_attrs("cast", {{"dtype", DataType::uint8()}}));
+  return ir::call_op("bitwise_xor", {bits, ir::ConstantNode::make(sign_bit)});
 }
 
 // The uint8 zero point the blocked convolution pads with.
