@@ -233,6 +233,15 @@ TEST(VectorizeLoops, MathCastsAndGathers) {
             "C[ramp(0, 1, 4)] = A[int64x4(I[ramp(0, 1, 4)]:int32x4)]:float32x4");
 }
 
+TEST(VectorizeLoops, ReinterpretIsLaneByLane) {
+  // The bits of each lane read as another type of the same width (the minifloat codecs and
+  // BitCast are built on it).
+  Buffers t;
+  PrimExpr bits = call_intrin(DataType::int32(), "reinterpret", {load(t.a, {t.j})});
+  EXPECT_EQ(vectorized(t.vloop(8, store(t.ai, bits, {t.j}))),
+            "I[ramp(0, 1, 8)] = reinterpret:int32x8(A[ramp(0, 1, 8)]:float32x8)");
+}
+
 TEST(VectorizeLoops, OpaqueCallsStaySerial) {
   Buffers t;
   PrimExpr value = call_extern(DataType::float32(), "my_func", {load(t.a, {t.j})});
