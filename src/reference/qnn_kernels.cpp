@@ -163,16 +163,18 @@ ConvWindow conv_window(const ir::Conv2DAttrs& a, int64_t height, int64_t width, 
 }
 
 // qnn.contrib_conv2d_NCHWc, straight from its definition: data (N, CB, H, W, ib)
-// padded with the zero point, weight (OB, CB, KH, KW, ib/4, ob*4) where input
-// channel c = 4q + r of a block and output channel j of a block sit at [q, 4j + r].
+// padded with the zero point, weight (OB, CB/groups, KH, KW, ib/4, ob*4) where input
+// channel c = 4q + r of a block and output channel j of a block sit at [q, 4j + r]; output
+// block o reads the input blocks of its group.
 std::vector<Tensor> conv2d_nchwc_int8_kernel(const KernelArgs& args) {
   const auto& a = args.attrs_as<ir::Conv2DAttrs>();
   const Tensor &data = args.inputs[0], &weight = args.inputs[1];
   std::vector<int64_t> d = data.shape_vector(), w = weight.shape_vector();
   std::vector<int64_t> x = to_int64s(data), k = to_int64s(weight);
   const int64_t zero_point = to_int64s(args.inputs[2])[0];
-  const int64_t n_batch = d[0], in_blocks = d[1], height = d[2], width = d[3], ib = d[4];
-  const int64_t out_blocks = w[0], kh_n = w[2], kw_n = w[3], ob = w[5] / 4;
+  const int64_t n_batch = d[0], all_in_blocks = d[1], height = d[2], width = d[3], ib = d[4];
+  const int64_t out_blocks = w[0], in_blocks = w[1], kh_n = w[2], kw_n = w[3], ob = w[5] / 4;
+  const int64_t out_blocks_per_group = out_blocks / std::max<int64_t>(1, a.groups);
   const ConvWindow win = conv_window(a, height, width, kh_n, kw_n);
   const int64_t oh_n = win.out_h, ow_n = win.out_w;
   const std::vector<int64_t>&stride = win.stride, &dilation = win.dilation, &pad = win.pad;
@@ -190,11 +192,15 @@ std::vector<Tensor> conv2d_nchwc_int8_kernel(const KernelArgs& args) {
                   int64_t ih = oh * stride[0] + kh * dilation[0] - pad[0];
                   int64_t iw = ow * stride[1] + kw * dilation[1] - pad[1];
                   bool inside = ih >= 0 && ih < height && iw >= 0 && iw < width;
+                  const int64_t data_block = o / out_blocks_per_group * in_blocks + cb;
                   for (int64_t c = 0; c < ib; ++c) {
                     int64_t xv =
-                        inside ? x[size_t((((n * in_blocks + cb) * height + ih) * width + iw) * ib +
-                                          c)]
-                               : zero_point;
+                        inside
+                            ? x[size_t(
+                                  (((n * all_in_blocks + data_block) * height + ih) * width + iw) *
+                                      ib +
+                                  c)]
+                            : zero_point;
                     int64_t wv = k[size_t(
                         ((((o * in_blocks + cb) * kh_n + kh) * kw_n + kw) * (ib / 4) + c / 4) * ob *
                             4 +

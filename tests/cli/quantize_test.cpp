@@ -109,6 +109,30 @@ inits = [tensor('xs', np.float32(0.02)), tensor('xz', np.int8(-10)), tensor('w',
          tensor('mz', np.int8(0)), tensor('ps', np.float32(0.03)), tensor('pz', np.int8(-3))]
 save('qdq_signed', nodes, [f32('x', xs8.shape)], [i8('out', (1, 16, 9, 12))], inits, {'x': xs8})
 
+# Grouped convolutions (ResNeXt / RegNet style): 16 and 8 channels a group take the blocked
+# kernel, 4 output channels a group (no block of 8) the generic schedule; uint8 and int8
+# activations.
+def grouped(name, groups, cin, cout, k, act):
+    xg = rng.standard_normal((1, cin, 8, 8)).astype(np.float32)
+    wg = rng.integers(-W8, W8 + 1, (cout, cin // groups, k, k)).astype(np.int8)
+    zero = (lambda v: np.int8(v - 128)) if act == 'int8' else np.uint8
+    nodes = [
+        helper.make_node('QuantizeLinear', ['x', 'xs', 'xz'], ['xq']),
+        helper.make_node('DequantizeLinear', ['xq', 'xs', 'xz'], ['xd']),
+        helper.make_node('DequantizeLinear', ['w', 'ws', 'wz'], ['wd'], axis=0),
+        helper.make_node('Conv', ['xd', 'wd'], ['c'], pads=[k // 2] * 4, group=groups),
+        helper.make_node('QuantizeLinear', ['c', 'ys', 'yz'], ['out'])]
+    inits = [tensor('xs', np.float32(0.03)), tensor('xz', zero(131)), tensor('w', wg),
+             tensor('ws', (rng.random(cout) * 0.004 + 0.001).astype(np.float32)),
+             tensor('wz', np.zeros(cout, np.int8)), tensor('ys', np.float32(0.05)),
+             tensor('yz', zero(120))]
+    elem = TensorProto.INT8 if act == 'int8' else TensorProto.UINT8
+    save(name, nodes, [f32('x', xg.shape)],
+         [helper.make_tensor_value_info('out', elem, [1, cout, 8, 8])], inits, {'x': xg})
+grouped('grouped2', 2, 32, 32, 3, 'uint8')
+grouped('grouped4', 4, 32, 64, 1, 'int8')
+grouped('grouped8', 8, 32, 32, 3, 'uint8')
+
 # QOperator: QLinearConv, com.microsoft QLinearAdd / QLinearGlobalAveragePool /
 # QLinearSigmoid / QLinearLeakyRelu / QLinearConcat / QLinearMul / QGemm.
 xq = rng.integers(0, 256, (1, 8, 6, 6)).astype(np.uint8)
@@ -271,6 +295,21 @@ TEST_F(CliQuantized, Int8ActivationsRunTheBlockedKernelsAndMatchOnnxRuntimeExact
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("x86.conv2d_int8"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("x86.depthwise_int8"), std::string::npos) << r.out;
+}
+
+TEST_F(CliQuantized, GroupedConvolutionsMatchOnnxRuntimeExactly) {
+  for (const char* model : {"grouped2", "grouped4", "grouped8"}) {
+    expect_run_matches_oracle(model, 0, 0);
+    CommandResult r =
+        run_anvil({"run", path(std::string(model) + ".onnx"), "--inputs",
+                   path(std::string(model) + ".in.npz"), "--profile", "--repeat", "1"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    // Groups of 16 and of 8 output channels take the blocked kernel; 4 a group cannot.
+    EXPECT_EQ(r.out.find("qnn_contrib_conv2d_NCHWc") != std::string::npos,
+              std::string(model) != "grouped8")
+        << model << "\n"
+        << r.out;
+  }
 }
 
 TEST_F(CliQuantized, QdqMatMulOverThreeDimensionsRunsTheInt8Kernel) {

@@ -86,6 +86,7 @@ struct Int8ConvCase {
   const char* name;
   int64_t in_blocks, in_block, out_blocks, out_block, height, width, kernel, stride, pad;
   int64_t zero_point;
+  int64_t groups = 1;  // output block o reads the in_blocks / groups input blocks of its group
 };
 
 std::string conv_group(const Int8ConvCase& c) {
@@ -96,16 +97,18 @@ std::string conv_group(const Int8ConvCase& c) {
   };
   return "fn (%x: Tensor[(" + dims({1, c.in_blocks, c.height, c.width, c.in_block}) +
          "), uint8], %w: Tensor[(" +
-         dims({c.out_blocks, c.in_blocks, c.kernel, c.kernel, c.in_block / 4, c.out_block * 4}) +
+         dims({c.out_blocks, c.in_blocks / c.groups, c.kernel, c.kernel, c.in_block / 4,
+               c.out_block * 4}) +
          "), int8], %b: Tensor[(" + dims({1, c.out_blocks, 1, 1, c.out_block}) +
          "), int32], %m: Tensor[(" + dims({c.out_blocks, 1, 1, c.out_block}) +
          "), float32]) {\n"
          "  %0 = qnn.contrib_conv2d_NCHWc(%x, %w, " +
          std::to_string(c.zero_point) + "u8, strides=[" + dims({c.stride, c.stride}) +
          "], padding=[" + dims({c.pad, c.pad, c.pad, c.pad}) + "], kernel_size=[" +
-         dims({c.kernel, c.kernel}) + "], data_layout=\"NCHW" + std::to_string(c.in_block) +
-         "c\", kernel_layout=\"OIHW" + std::to_string(c.in_block / 4) + "i" +
-         std::to_string(c.out_block) + "o4i\", out_layout=\"NCHW" + std::to_string(c.out_block) +
+         dims({c.kernel, c.kernel}) + "], groups=" + std::to_string(c.groups) +
+         ", data_layout=\"NCHW" + std::to_string(c.in_block) + "c\", kernel_layout=\"OIHW" +
+         std::to_string(c.in_block / 4) + "i" + std::to_string(c.out_block) +
+         "o4i\", out_layout=\"NCHW" + std::to_string(c.out_block) +
          "c\");\n  %1 = add(%0, %b);\n  %2 = cast(%1, dtype=\"float32\");\n"
          "  %3 = multiply(%2, %m);\n  qnn.quantize(%3, 1f, 7u8)\n}";
 }
@@ -126,7 +129,11 @@ INSTANTIATE_TEST_SUITE_P(
         Int8ConvCase{"k3_stride2", 1, 8, 2, 16, 9, 11, 3, 2, 1, 255},
         Int8ConvCase{"k7_stride2_rgb", 1, 4, 1, 16, 13, 13, 7, 2, 3, 77},
         Int8ConvCase{"half_vector_output", 1, 16, 3, 8, 5, 6, 3, 1, 1, 10},
-        Int8ConvCase{"odd_width", 3, 8, 1, 16, 4, 17, 1, 1, 0, 1}),
+        Int8ConvCase{"odd_width", 3, 8, 1, 16, 4, 17, 1, 1, 0, 1},
+        // groups: each output block reads its group's input blocks
+        Int8ConvCase{"groups2_k3", 4, 8, 2, 16, 6, 7, 3, 1, 1, 9, 2},
+        Int8ConvCase{"groups4_pointwise", 4, 4, 4, 8, 5, 5, 1, 1, 0, 200, 4},
+        Int8ConvCase{"groups2_stride2", 2, 16, 4, 8, 9, 9, 3, 2, 1, 0, 2}),
     [](const ::testing::TestParamInfo<Int8ConvCase>& info) { return info.param.name; });
 
 struct DepthwiseCase {

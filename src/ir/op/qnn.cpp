@@ -198,14 +198,16 @@ Type blocked_int8_output(const RelationArgs& args, const std::vector<int64_t>& d
 }
 
 // qnn.contrib_conv2d_NCHWc: uint8 data (N, C/ib, H, W, ib), int8 weight
-// (O/ob, C/ib, KH, KW, ib/4, ob*4) and the data's zero point (a uint8 scalar,
-// the padding value) -> int32 (N, O/ob, OH, OW, ob). Static shapes only: it is
-// made by the x86 layout strategy of qnn.conv2d, which knows them.
+// (O/ob, C/ib/groups, KH, KW, ib/4, ob*4) and the data's zero point (a uint8 scalar,
+// the padding value) -> int32 (N, O/ob, OH, OW, ob). With groups, output block o reads the
+// input blocks of its group, o / (O/ob/groups). Static shapes only: it is made by the x86
+// layout strategy of qnn.conv2d, which knows them.
 Type qnn_conv2d_nchwc_relation(const RelationArgs& args) {
   auto [d, w] = blocked_int8_operands(args);
-  if (d[1] != w[1] || d[4] != w[4] * 4 || w[5] % 4 != 0)
+  const int64_t groups = std::max<int64_t>(1, args.attrs_as<Conv2DAttrs>().groups);
+  if (d[1] != w[1] * groups || d[4] != w[4] * 4 || w[5] % 4 != 0 || w[0] % groups != 0)
     throw_error("data blocks (", d[1], " x ", d[4], ") do not match the weight's (", w[1], " x ",
-                w[4], " x 4)");
+                w[4], " x 4) in ", groups, " group(s) of ", w[0], " output blocks");
   return blocked_int8_output(args, d, w, w[0], w[5] / 4);
 }
 

@@ -46,8 +46,11 @@ te::Tensor padded_with_zero_point(const te::Tensor& data, const te::Tensor& zero
 std::vector<te::Tensor> conv2d_int8_compute(const ComputeArgs& args) {
   const auto& a = args.attrs_as<ir::Conv2DAttrs>();
   const te::Tensor &data = args.inputs[0], &weight = args.inputs[1], &zero_point = args.inputs[2];
-  const int64_t in_blocks = static_dim(data, 1, kOp, "data"),
+  // With groups, output block o reads the in_blocks input blocks of its group.
+  const int64_t in_blocks = static_dim(weight, 1, kOp, "weight"),
                 in_bn = static_dim(data, 4, kOp, "data");
+  const int64_t groups = std::max<int64_t>(1, a.groups);
+  const int64_t out_blocks_per_group = static_dim(weight, 0, kOp, "weight") / groups;
   const int64_t kernel_h = static_dim(weight, 2, kOp, "weight"),
                 kernel_w = static_dim(weight, 3, kOp, "weight");
   std::vector<int64_t> strides = ir::nn::spatial_attr(a.strides, 2, "strides", 1);
@@ -66,9 +69,13 @@ std::vector<te::Tensor> conv2d_int8_compute(const ComputeArgs& args) {
       [&](const std::vector<tir::Var>& i) {
         PrimExpr ih = PrimExpr(i[2]) * strides[0] + PrimExpr(kh.var) * dilation[0];
         PrimExpr iw = PrimExpr(i[3]) * strides[1] + PrimExpr(kw.var) * dilation[1];
+        PrimExpr block = ic_outer.var;
+        if (groups > 1)
+          block = tir::floordiv(PrimExpr(i[1]), tir::make_int(out_blocks_per_group)) * in_blocks +
+                  block;
         PrimExpr x = tir::cast(
             DataType::int32(),
-            padded(i[0], ic_outer.var, ih, iw, PrimExpr(ic_quad.var) * 4 + PrimExpr(ic_lane.var)));
+            padded(i[0], block, ih, iw, PrimExpr(ic_quad.var) * 4 + PrimExpr(ic_lane.var)));
         PrimExpr w =
             tir::cast(DataType::int32(), weight(i[1], ic_outer.var, kh.var, kw.var, ic_quad.var,
                                                 PrimExpr(i[4]) * 4 + PrimExpr(ic_lane.var)));

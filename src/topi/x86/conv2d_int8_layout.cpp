@@ -7,7 +7,9 @@
 // Input channels that are no multiple of 4 (an RGB image) are padded to one with
 // zero weights; output channels that fill no whole block are padded with zero
 // weights and sliced off where a consumer needs NCHW. qnn.dense is the same
-// convolution, 1x1, its rows the pixels.
+// convolution, 1x1, its rows the pixels. Grouped convolutions whose groups are whole
+// blocks (input channels a multiple of 4, output channels of 8 or 16 a group) are the same
+// op with `groups`: each output block reads its group's input blocks.
 //
 // int8 data (ONNX Runtime's quantize_static writes int8 activations by default) is made
 // uint8 by flipping its sign bit, x + 128, and its zero point moves by 128 with it: the
@@ -29,9 +31,10 @@ namespace {
 struct Int8ConvPlan {
   int64_t in_channels = 0, padded_in = 0, in_block = 0;
   int64_t out_channels = 0, out_block = 0, stored_out = 0;
-  int64_t data_zero_point = 0;  // the uint8 data's (for int8 data, its own + 128)
-  bool signed_data = false;     // int8 data, flipped into uint8
-  bool depthwise = false;       // one input channel per output channel: in_block == out_block
+  int64_t groups = 1, weight_in = 0;  // weight_in: the input channels each output reads
+  int64_t data_zero_point = 0;        // the uint8 data's (for int8 data, its own + 128)
+  bool signed_data = false;           // int8 data, flipped into uint8
+  bool depthwise = false;             // one input channel per output channel: in_block == out_block
 };
 
 ir::Expr detail_layout_transform(const ir::Expr& e, const std::string& src,
@@ -62,12 +65,37 @@ Int8ConvPlan plan_blocks(int64_t in_channels, int64_t out_channels, int64_t data
   Int8ConvPlan plan;
   plan.data_zero_point = data_zero_point;
   plan.in_channels = in_channels;
-  plan.padded_in = (in_channels + 3) / 4 * 4;
+  plan.padded_in = plan.weight_in = (in_channels + 3) / 4 * 4;
   plan.in_block = plan.padded_in % 16 == 0 ? 16 : plan.padded_in % 8 == 0 ? 8 : 4;
   plan.out_channels = out_channels;
   const int64_t widest = lanes >= 16 ? 16 : 8;
   plan.out_block = out_channels % widest == 0 ? widest : out_channels % 8 == 0 ? 8 : widest;
   plan.stored_out = (out_channels + plan.out_block - 1) / plan.out_block * plan.out_block;
+  return plan;
+}
+
+// Groups of whole blocks: each group's input channels a multiple of 4 (the dot product's
+// depth) and its output channels of 8 or 16, so a block never straddles two groups.
+std::variant<Int8ConvPlan, std::string> plan_grouped(int64_t in_channels, int64_t out_channels,
+                                                     int64_t groups, int64_t zero_point,
+                                                     bool signed_data, int lanes) {
+  const std::string what = "groups " + std::to_string(groups) + ": ";
+  if (groups <= 0 || in_channels % groups != 0 || out_channels % groups != 0)
+    return what + "the channels do not divide into the groups";
+  const int64_t in_per_group = in_channels / groups, out_per_group = out_channels / groups;
+  if (in_per_group % 4 != 0)
+    return what + std::to_string(in_per_group) + " input channels a group, no multiple of 4";
+  Int8ConvPlan plan;
+  plan.groups = groups;
+  plan.signed_data = signed_data;
+  plan.data_zero_point = zero_point;
+  plan.in_channels = plan.padded_in = in_channels;
+  plan.weight_in = in_per_group;
+  plan.in_block = in_per_group % 16 == 0 ? 16 : in_per_group % 8 == 0 ? 8 : 4;
+  plan.out_channels = plan.stored_out = out_channels;
+  plan.out_block = lanes >= 16 && out_per_group % 16 == 0 ? 16 : out_per_group % 8 == 0 ? 8 : 0;
+  if (plan.out_block == 0)
+    return what + std::to_string(out_per_group) + " output channels a group, no block of 8 or 16";
   return plan;
 }
 
@@ -101,9 +129,7 @@ std::variant<Int8ConvPlan, std::string> plan_int8_conv(const ir::CallNode& call,
     return plan;
   }
   if (a->groups != in_channels || out_channels != in_channels)
-    return "groups " + std::to_string(a->groups) +
-           ": only plain and depthwise (one output per input channel) int8 convolutions are "
-           "blocked";
+    return plan_grouped(in_channels, out_channels, a->groups, zero_point, signed_data, lanes);
   Int8ConvPlan plan;
   plan.depthwise = true;
   plan.signed_data = signed_data;
@@ -147,14 +173,14 @@ Tensor pack_int8_weight(const Tensor& weight, const Int8ConvPlan& p) {
   const int64_t out = s[0], in = s[1], kh = s[2], kw = s[3];
   const int64_t ib = p.in_block, ob = p.out_block;
   Tensor packed =
-      Tensor::zeros({p.stored_out / ob, p.padded_in / ib, kh, kw, ib / 4, ob * 4}, weight.dtype());
+      Tensor::zeros({p.stored_out / ob, p.weight_in / ib, kh, kw, ib / 4, ob * 4}, weight.dtype());
   const auto* src = static_cast<const int8_t*>(weight.data());
   auto* dst = static_cast<int8_t*>(packed.data());
   for (int64_t o = 0; o < out; ++o)
     for (int64_t c = 0; c < in; ++c)
       for (int64_t y = 0; y < kh; ++y)
         for (int64_t x = 0; x < kw; ++x) {
-          int64_t to = (((((o / ob) * (p.padded_in / ib) + c / ib) * kh + y) * kw + x) * (ib / 4) +
+          int64_t to = (((((o / ob) * (p.weight_in / ib) + c / ib) * kh + y) * kw + x) * (ib / 4) +
                         (c % ib) / 4) *
                            ob * 4 +
                        (o % ob) * 4 + c % 4;
@@ -214,6 +240,7 @@ ir::Expr blocked_int8_conv(const ir::Expr& data, const Tensor& weight, const ir:
     out = ir::call_op("qnn.contrib_depthwise_conv2d_NCHWc", {data, packed, zero_point},
                       ir::Attrs(attrs));
   } else {
+    attrs->groups = plan.groups;
     ir::Expr packed = ir::ConstantNode::make(pack_int8_weight(weight, plan));
     out = ir::call_op("qnn.contrib_conv2d_NCHWc", {data, packed, zero_point}, ir::Attrs(attrs));
   }
