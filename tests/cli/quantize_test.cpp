@@ -109,9 +109,9 @@ inits = [tensor('xs', np.float32(0.02)), tensor('xz', np.int8(-10)), tensor('w',
          tensor('mz', np.int8(0)), tensor('ps', np.float32(0.03)), tensor('pz', np.int8(-3))]
 save('qdq_signed', nodes, [f32('x', xs8.shape)], [i8('out', (1, 16, 9, 12))], inits, {'x': xs8})
 
-# Grouped convolutions (ResNeXt / RegNet style): 16 and 8 channels a group take the blocked
-# kernel, 4 output channels a group (no block of 8) the generic schedule; uint8 and int8
-# activations.
+# Grouped convolutions (ResNeXt / RegNet style): 16, 8 and 4 output channels a group take the
+# blocked kernel, 2 input channels a group (no multiple of 4) the generic schedule; uint8 and
+# int8 activations.
 def grouped(name, groups, cin, cout, k, act):
     xg = rng.standard_normal((1, cin, 8, 8)).astype(np.float32)
     wg = rng.integers(-W8, W8 + 1, (cout, cin // groups, k, k)).astype(np.int8)
@@ -132,6 +132,7 @@ def grouped(name, groups, cin, cout, k, act):
 grouped('grouped2', 2, 32, 32, 3, 'uint8')
 grouped('grouped4', 4, 32, 64, 1, 'int8')
 grouped('grouped8', 8, 32, 32, 3, 'uint8')
+grouped('grouped16', 16, 32, 32, 3, 'int8')
 
 # QOperator: QLinearConv, com.microsoft QLinearAdd / QLinearGlobalAveragePool /
 # QLinearSigmoid / QLinearLeakyRelu / QLinearConcat / QLinearMul / QGemm.
@@ -298,15 +299,16 @@ TEST_F(CliQuantized, Int8ActivationsRunTheBlockedKernelsAndMatchOnnxRuntimeExact
 }
 
 TEST_F(CliQuantized, GroupedConvolutionsMatchOnnxRuntimeExactly) {
-  for (const char* model : {"grouped2", "grouped4", "grouped8"}) {
+  for (const char* model : {"grouped2", "grouped4", "grouped8", "grouped16"}) {
     expect_run_matches_oracle(model, 0, 0);
     CommandResult r =
         run_anvil({"run", path(std::string(model) + ".onnx"), "--inputs",
                    path(std::string(model) + ".in.npz"), "--profile", "--repeat", "1"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    // Groups of 16 and of 8 output channels take the blocked kernel; 4 a group cannot.
+    // Groups of 16, 8 and 4 output channels take the blocked kernel; 2 input channels a group
+    // cannot.
     EXPECT_EQ(r.out.find("qnn_contrib_conv2d_NCHWc") != std::string::npos,
-              std::string(model) != "grouped8")
+              std::string(model) != "grouped16")
         << model << "\n"
         << r.out;
   }

@@ -133,7 +133,8 @@ INSTANTIATE_TEST_SUITE_P(
         // groups: each output block reads its group's input blocks
         Int8ConvCase{"groups2_k3", 4, 8, 2, 16, 6, 7, 3, 1, 1, 9, 2},
         Int8ConvCase{"groups4_pointwise", 4, 4, 4, 8, 5, 5, 1, 1, 0, 200, 4},
-        Int8ConvCase{"groups2_stride2", 2, 16, 4, 8, 9, 9, 3, 2, 1, 0, 2}),
+        Int8ConvCase{"groups2_stride2", 2, 16, 4, 8, 9, 9, 3, 2, 1, 0, 2},
+        Int8ConvCase{"groups8_block4", 8, 4, 8, 4, 6, 6, 3, 1, 1, 60, 8}),
     [](const ::testing::TestParamInfo<Int8ConvCase>& info) { return info.param.name; });
 
 struct DepthwiseCase {

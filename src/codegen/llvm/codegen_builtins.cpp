@@ -120,6 +120,9 @@ llvm::Value* CodeGenLLVM::emit_dot4_accumulate(const CallNode* call) {
   if (lanes == 8 && target_.vnni_256)
     return builder_.CreateIntrinsic(llvm::Intrinsic::x86_avx512_vpdpbusd_256, {},
                                     {acc, a_words, b_words});
+  if (lanes == 4 && target_.vnni_256)  // the xmm form (AVX-VNNI or AVX-512 VNNI with VL)
+    return builder_.CreateIntrinsic(llvm::Intrinsic::x86_avx512_vpdpbusd_128, {},
+                                    {acc, a_words, b_words});
   // Without VNNI: each byte k of a, widened and broadcast, times every fourth byte of b
   // (starting at k), widened; products of u8 and s8 fit int16, so nothing saturates.
   llvm::Value* a_wide = builder_.CreateZExt(a, llvm::FixedVectorType::get(i32, 4));

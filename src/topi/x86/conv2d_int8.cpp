@@ -194,8 +194,8 @@ Int8Loops int8_loops(const tir::Schedule& sch, const ScheduleArgs& args) {
   l.oc_chunks = sch.loop_extent(l.loops[1]).value_or(0);
   l.out_width = sch.loop_extent(l.loops[3]).value_or(0);
   l.oc_bn = sch.loop_extent(l.loops[4]).value_or(0);
-  if (l.oc_bn != 16 && l.oc_bn != 8)
-    throw_error("int8 conv2d_NCHWc schedule: output block ", l.oc_bn, " is not 8 or 16");
+  if (l.oc_bn != 16 && l.oc_bn != 8 && l.oc_bn != 4)
+    throw_error("int8 conv2d_NCHWc schedule: output block ", l.oc_bn, " is not 4, 8 or 16");
   return l;
 }
 
@@ -301,7 +301,8 @@ void register_conv2d_int8() {
   register_schedule("qnn.contrib_depthwise_conv2d_NCHWc", "x86.depthwise_int8",
                     schedule_depthwise_int8, depthwise_int8_knob_space);
   register_compute(kOp, conv2d_int8_compute);
-  for (int64_t lanes : {8, 16}) tir::register_tensor_intrin(intrin_name(lanes), dot4_intrin(lanes));
+  for (int64_t lanes : {4, 8, 16})
+    tir::register_tensor_intrin(intrin_name(lanes), dot4_intrin(lanes));
   register_schedule(kOp, "x86.conv2d_int8", schedule_conv2d_int8, conv2d_int8_knob_space);
 }
 

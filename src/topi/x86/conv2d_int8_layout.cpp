@@ -75,7 +75,8 @@ Int8ConvPlan plan_blocks(int64_t in_channels, int64_t out_channels, int64_t data
 }
 
 // Groups of whole blocks: each group's input channels a multiple of 4 (the dot product's
-// depth) and its output channels of 8 or 16, so a block never straddles two groups.
+// depth) and its output channels of 16, 8 or 4 (a 128-bit block: ResNeXt's narrowest groups),
+// so a block never straddles two groups.
 std::variant<Int8ConvPlan, std::string> plan_grouped(int64_t in_channels, int64_t out_channels,
                                                      int64_t groups, int64_t zero_point,
                                                      bool signed_data, int lanes) {
@@ -93,9 +94,13 @@ std::variant<Int8ConvPlan, std::string> plan_grouped(int64_t in_channels, int64_
   plan.weight_in = in_per_group;
   plan.in_block = in_per_group % 16 == 0 ? 16 : in_per_group % 8 == 0 ? 8 : 4;
   plan.out_channels = plan.stored_out = out_channels;
-  plan.out_block = lanes >= 16 && out_per_group % 16 == 0 ? 16 : out_per_group % 8 == 0 ? 8 : 0;
+  plan.out_block = lanes >= 16 && out_per_group % 16 == 0 ? 16
+                   : out_per_group % 8 == 0               ? 8
+                   : out_per_group % 4 == 0               ? 4
+                                                          : 0;
   if (plan.out_block == 0)
-    return what + std::to_string(out_per_group) + " output channels a group, no block of 8 or 16";
+    return what + std::to_string(out_per_group) +
+           " output channels a group, no block of 4, 8 or 16";
   return plan;
 }
 
