@@ -2,6 +2,7 @@
 // TreeEnsemble and TreeEnsembleRegressor become ml.tree_ensemble, a runtime function of the VM
 // whose ensemble travels as constant tensors. (Its string and map ops are not converted.)
 #include <map>
+#include <set>
 
 #include "frontend/onnx/convert_nn.h"
 #include "frontend/onnx/converter_families.h"
@@ -50,12 +51,6 @@ struct Ensemble {
   }
 };
 
-Tensor int64_tensor(const std::vector<int64_t>& values, std::vector<int64_t> shape) {
-  Tensor t = Tensor::empty(std::move(shape), DataType::int64());
-  std::copy(values.begin(), values.end(), t.data_as<int64_t>());
-  return t;
-}
-
 Tensor float64_tensor(const std::vector<double>& values) {
   Tensor t = Tensor::empty({int64_t(values.size())}, DataType::float64());
   std::copy(values.begin(), values.end(), t.data_as<double>());
@@ -75,17 +70,18 @@ Expr tree_ensemble_call(ConvertContext& ctx, Expr x, const Ensemble& e) {
     }
     offsets.push_back(int64_t(targets.size()));
   }
-  const int64_t num_nodes = int64_t(e.splits.size());
+  Tensor nodes = Tensor::empty({int64_t(e.splits.size()), 7}, DataType::int64());
+  std::copy(e.nodes.begin(), e.nodes.end(), nodes.data_as<int64_t>());
   std::vector<Expr> args{std::move(x),
-                         ctx.constant(int64_tensor(e.nodes, {num_nodes, 7})),
+                         ctx.constant(nodes),
                          ctx.constant(float64_tensor(e.splits)),
                          ctx.constant(float64_tensor(e.membership)),
-                         ctx.constant(int64_tensor(e.roots, {int64_t(e.roots.size())})),
-                         ctx.constant(int64_tensor(offsets, {int64_t(offsets.size())})),
-                         ctx.constant(int64_tensor(targets, {int64_t(targets.size())})),
+                         ints_constant(ctx, e.roots),
+                         ints_constant(ctx, offsets),
+                         ints_constant(ctx, targets),
                          ctx.constant(float64_tensor(weights)),
                          ctx.constant(float64_tensor(e.base_values)),
-                         ctx.constant(int64_tensor({e.aggregate, e.post_transform}, {2}))};
+                         ints_constant(ctx, {e.aggregate, e.post_transform})};
   return ctx.op("ml.tree_ensemble", args);
 }
 
@@ -183,12 +179,14 @@ std::vector<Expr> convert_tree_ensemble_regressor(ConvertContext& ctx) {
   expect_per_node(ctx, false_ids, "nodes_falsenodeids", n, "nodes");
   expect_per_node(ctx, missing, "nodes_missing_value_tracks_true", n, "nodes");
 
-  // Each (tree, node) becomes a split node or a leaf, numbered apart.
+  // Each (tree, node) becomes a split node (with its comparison's code) or a leaf, numbered
+  // apart.
   std::map<std::pair<int64_t, int64_t>, std::pair<int64_t, bool>> index;  // -> (index, leaf)
+  std::vector<int64_t> mode_codes(n, -1);
   int64_t splits = 0;
   for (size_t i = 0; i < n; ++i) {
     const bool leaf = modes[i] == "LEAF";
-    if (!leaf) index_of(ctx, kModes, modes[i], "nodes_modes");
+    if (!leaf) mode_codes[i] = index_of(ctx, kModes, modes[i], "nodes_modes");
     const int64_t id = leaf ? int64_t(e.leaves.size()) : splits++;
     if (leaf) e.leaves.emplace_back();
     if (!index.emplace(std::pair(tree_ids[i], node_ids[i]), std::pair(id, leaf)).second)
@@ -200,21 +198,19 @@ std::vector<Expr> convert_tree_ensemble_regressor(ConvertContext& ctx) {
     return it->second;
   };
   std::map<int64_t, std::pair<int64_t, bool>> roots;  // the node no other node points to
-  std::map<int64_t, std::vector<std::pair<int64_t, bool>>> children;
+  std::map<int64_t, std::set<std::pair<int64_t, bool>>> children;
   for (size_t i = 0; i < n; ++i) {
-    if (modes[i] == "LEAF") continue;
+    if (mode_codes[i] < 0) continue;  // a leaf
     auto [true_child, true_leaf] = child(tree_ids[i], true_ids[i]);
     auto [false_child, false_leaf] = child(tree_ids[i], false_ids[i]);
-    e.add_node(features[i], index_of(ctx, kModes, modes[i], "nodes_modes"), true_child, true_leaf,
-               false_child, false_leaf, missing[i] != 0, values[i]);
-    children[tree_ids[i]].push_back({true_child, true_leaf});
-    children[tree_ids[i]].push_back({false_child, false_leaf});
+    e.add_node(features[i], mode_codes[i], true_child, true_leaf, false_child, false_leaf,
+               missing[i] != 0, values[i]);
+    children[tree_ids[i]].insert({true_child, true_leaf});
+    children[tree_ids[i]].insert({false_child, false_leaf});
   }
   for (size_t i = 0; i < n; ++i) {
     std::pair<int64_t, bool> me = index.at({tree_ids[i], node_ids[i]});
-    const auto& pointed = children[tree_ids[i]];
-    if (std::find(pointed.begin(), pointed.end(), me) == pointed.end() &&
-        !roots.emplace(tree_ids[i], me).second)
+    if (!children[tree_ids[i]].count(me) && !roots.emplace(tree_ids[i], me).second)
       ctx.fail("tree ", tree_ids[i], " has more than one root");
   }
   for (auto [tree, root] : roots) {

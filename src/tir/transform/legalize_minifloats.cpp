@@ -51,7 +51,7 @@ PrimExpr power_of_two(const SourceFormat& s, const PrimExpr& k) {
 PrimExpr decode_exponent_only(const PrimExpr& code) {
   auto i32 = [](int64_t v) { return make_int(v, DataType::int32()); };
   auto f32 = [](double v) { return make_const(DataType::float32(), v); };
-  PrimExpr normal = call_intrin(DataType::float32(), "reinterpret", {code * i32(1 << 23)});
+  PrimExpr normal = power_of_two(kFloat32, code - i32(kFloat32.bias));
   return select(eq(code, i32(0)), f32(std::ldexp(1.0, -127)),
                 select(eq(code, i32(255)), f32(std::nan("")), normal));
 }

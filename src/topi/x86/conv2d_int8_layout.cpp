@@ -8,7 +8,7 @@
 // zero weights; output channels that fill no whole block are padded with zero
 // weights and sliced off where a consumer needs NCHW. qnn.dense is the same
 // convolution, 1x1, its rows the pixels. Grouped convolutions whose groups are whole
-// blocks (input channels a multiple of 4, output channels of 8 or 16 a group) are the same
+// blocks (input channels a multiple of 4, output channels of 16, 8 or 4 a group) are the same
 // op with `groups`: each output block reads its group's input blocks.
 //
 // int8 data (ONNX Runtime's quantize_static writes int8 activations by default) is made
@@ -59,11 +59,17 @@ std::optional<std::vector<ir::Dim>> static_chw(const ir::Type& type, DataType dt
   return dims;
 }
 
-// Channel counts and zero points decide the blocks; shared by convolutions and dense layers.
-Int8ConvPlan plan_blocks(int64_t in_channels, int64_t out_channels, int64_t data_zero_point,
-                         int lanes) {
+// The data's side of a plan, shared by convolutions and dense layers: int8 data is flipped
+// into uint8 and its zero point moves with it.
+Int8ConvPlan with_data(Int8ConvPlan plan, const Tensor& zero_point, DataType data_type) {
+  plan.signed_data = data_type == DataType::int8();
+  plan.data_zero_point = int64_t(zero_point.get_as_double(0)) + (plan.signed_data ? 128 : 0);
+  return plan;
+}
+
+// Channel counts decide the blocks; shared by convolutions and dense layers.
+Int8ConvPlan plan_blocks(int64_t in_channels, int64_t out_channels, int lanes) {
   Int8ConvPlan plan;
-  plan.data_zero_point = data_zero_point;
   plan.in_channels = in_channels;
   plan.padded_in = plan.weight_in = (in_channels + 3) / 4 * 4;
   plan.in_block = plan.padded_in % 16 == 0 ? 16 : plan.padded_in % 8 == 0 ? 8 : 4;
@@ -78,8 +84,7 @@ Int8ConvPlan plan_blocks(int64_t in_channels, int64_t out_channels, int64_t data
 // depth) and its output channels of 16, 8 or 4 (a 128-bit block: ResNeXt's narrowest groups),
 // so a block never straddles two groups.
 std::variant<Int8ConvPlan, std::string> plan_grouped(int64_t in_channels, int64_t out_channels,
-                                                     int64_t groups, int64_t zero_point,
-                                                     bool signed_data, int lanes) {
+                                                     int64_t groups, int lanes) {
   const std::string what = "groups " + std::to_string(groups) + ": ";
   if (groups <= 0 || in_channels % groups != 0 || out_channels % groups != 0)
     return what + "the channels do not divide into the groups";
@@ -88,8 +93,6 @@ std::variant<Int8ConvPlan, std::string> plan_grouped(int64_t in_channels, int64_
     return what + std::to_string(in_per_group) + " input channels a group, no multiple of 4";
   Int8ConvPlan plan;
   plan.groups = groups;
-  plan.signed_data = signed_data;
-  plan.data_zero_point = zero_point;
   plan.in_channels = plan.padded_in = in_channels;
   plan.weight_in = in_per_group;
   plan.in_block = in_per_group % 16 == 0 ? 16 : in_per_group % 8 == 0 ? 8 : 4;
@@ -114,8 +117,7 @@ std::variant<Int8ConvPlan, std::string> plan_int8_conv(const ir::CallNode& call,
     return "layouts " + a->data_layout + "/" + a->kernel_layout + ": blocked from NCHW/OIHW only";
 
   auto in = static_chw(call.args[0]->checked_type, DataType::uint8());
-  const bool signed_data = !in.has_value();
-  if (signed_data) in = static_chw(call.args[0]->checked_type, DataType::int8());
+  if (!in) in = static_chw(call.args[0]->checked_type, DataType::int8());
   auto w = static_chw(call.args[1]->checked_type, DataType::int8());
   auto out = static_chw(out_type, DataType::int32());
   if (!in || !w || !out || !(*w)[0].is_static())
@@ -127,25 +129,24 @@ std::variant<Int8ConvPlan, std::string> plan_int8_conv(const ir::CallNode& call,
     if (weight_zp->get_as_double(i) != 0)
       return std::string("the weight zero point is not 0 (asymmetric weights)");
   const int64_t in_channels = (*in)[1].int_value(), out_channels = (*out)[1].int_value();
-  const int64_t zero_point = int64_t(data_zp->get_as_double(0)) + (signed_data ? 128 : 0);
-  if (a->groups == 1) {
-    Int8ConvPlan plan = plan_blocks(in_channels, out_channels, zero_point, lanes);
-    plan.signed_data = signed_data;
-    return plan;
+  const DataType data_type = ir::as<ir::TensorTypeNode>(call.args[0]->checked_type)->dtype;
+  if (a->groups == 1)
+    return with_data(plan_blocks(in_channels, out_channels, lanes), *data_zp, data_type);
+  if (a->groups != in_channels || out_channels != in_channels) {
+    auto grouped = plan_grouped(in_channels, out_channels, a->groups, lanes);
+    if (const auto* plan = std::get_if<Int8ConvPlan>(&grouped))
+      return with_data(*plan, *data_zp, data_type);
+    return grouped;
   }
-  if (a->groups != in_channels || out_channels != in_channels)
-    return plan_grouped(in_channels, out_channels, a->groups, zero_point, signed_data, lanes);
   Int8ConvPlan plan;
   plan.depthwise = true;
-  plan.signed_data = signed_data;
-  plan.data_zero_point = zero_point;
   plan.in_channels = plan.padded_in = plan.out_channels = plan.stored_out = in_channels;
   plan.in_block = plan.out_block = lanes >= 16 && in_channels % 16 == 0 ? 16
                                    : in_channels % 8 == 0               ? 8
                                                                         : 0;
   if (plan.in_block == 0)
     return "depthwise over " + std::to_string(in_channels) + " channels: no block of 8 or 16";
-  return plan;
+  return with_data(plan, *data_zp, data_type);
 }
 
 std::string check_int8_conv(const ir::CallNode& call, const ir::Type& out_type, int lanes) {
@@ -325,12 +326,9 @@ LayoutRewrite rewrite_int8_dense(const LayoutArgs& args) {
   if (!why.empty()) throw_error(why);
   const Tensor& weight = constant_weight(args);
   const int64_t n = weight.shape()[0], k = weight.shape()[1];
-  const bool signed_data =
-      ir::as<ir::TensorTypeNode>(args.call.args[0]->checked_type)->dtype == DataType::int8();
-  Int8ConvPlan plan = plan_blocks(
-      k, n, int64_t(constant_of(args.call.args[2])->get_as_double(0)) + (signed_data ? 128 : 0),
-      args.vector_lanes);
-  plan.signed_data = signed_data;
+  const Int8ConvPlan plan =
+      with_data(plan_blocks(k, n, args.vector_lanes), *constant_of(args.call.args[2]),
+                ir::as<ir::TensorTypeNode>(args.call.args[0]->checked_type)->dtype);
   ir::Expr zero_point = unsigned_zero_point(plan);
   auto reshape = [](const ir::Expr& e, std::vector<int64_t> shape) {
     return ir::call_op("reshape", {e}, ir::make_op_attrs("reshape", {{"newshape", shape}}));
