@@ -3,6 +3,8 @@
 // scales (including values that land exactly halfway between two integers).
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -48,6 +50,33 @@ TEST(QnnCompute, QuantizeMatchesTheReferenceBitExact) {
       Tensor zp = random_tensor(g.scale_shape, t, ++seed, t.is_int() ? -20 : 0, 40);
       check_op("qnn.quantize", {x, scale_of(g.scale_shape, ++seed), zp},
                attrs("qnn.quantize", {{"axis", g.axis}, {"block_size", g.block_size}}), kExact);
+    }
+  }
+}
+
+TEST(QnnCompute, QuantizeSaturatesSpecialValuesAsTheReference) {
+  // NaN (to 0, not to the zero point or the lowest value), infinities, values whose rounding
+  // past 2^24 is inexact, and values exactly at and just past each type's bounds once
+  // shifted by the zero point.
+  const double specials[] = {std::nan(""), INFINITY, -INFINITY, 3e9,     -3e9,  16777217.0,
+                             -16777219.0,  1e30,     -1e30,     127.5,   128.5, -128.5,
+                             -129.5,       255.5,    256.5,     -0.5,    -0.0,  65535.5,
+                             32767.5,      -32768.5, 65536.5,   -1.4e-45};
+  const int64_t n = int64_t(std::size(specials));
+  Tensor x = Tensor::zeros({4, n}, DataType::float32());
+  for (int64_t row = 0; row < 4; ++row)
+    for (int64_t k = 0; k < n; ++k) x.set_from_double(row * n + k, specials[k] * (row + 1) / 2);
+  for (DataType t : {DataType::uint8(), DataType::int8(), DataType::uint16(), DataType::int16()}) {
+    for (int64_t zp : {int64_t(0), int64_t(3), int64_t(t.is_int() ? -7 : 200)}) {
+      SCOPED_TRACE(t.to_string() + " zero point " + std::to_string(zp));
+      Tensor scale = Tensor::zeros({}, DataType::float32()), zero = Tensor::zeros({}, t);
+      scale.set_from_double(0, 0.5);
+      zero.set_from_double(0, double(zp));
+      check_op("qnn.quantize", {x, scale, zero}, nullptr, kExact);
+      // Per row: a zero point and scale per slice of axis 0.
+      Tensor zeros = random_tensor({4}, t, uint64_t(zp + 50), t.is_int() ? -20 : 0, 40);
+      check_op("qnn.quantize", {x, scale_of({4}, uint64_t(zp + 60)), zeros},
+               attrs("qnn.quantize", {{"axis", int64_t(0)}}), kExact);
     }
   }
 }

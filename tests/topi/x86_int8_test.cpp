@@ -163,13 +163,17 @@ TEST_P(X86Int8Depthwise, MatchesTheReferenceBitExact) {
   check_int8_group(text, "x86.depthwise_int8");
 }
 
-INSTANTIATE_TEST_SUITE_P(Grid, X86Int8Depthwise,
-                         ::testing::Values(DepthwiseCase{"k3_pad1", 2, 16, 7, 7, 3, 1, 1, 128},
-                                           DepthwiseCase{"k3_stride2", 1, 16, 10, 9, 3, 2, 1, 0},
-                                           DepthwiseCase{"k5_block8", 3, 8, 9, 12, 5, 1, 2, 200}),
-                         [](const ::testing::TestParamInfo<DepthwiseCase>& info) {
-                           return info.param.name;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Grid, X86Int8Depthwise,
+    ::testing::Values(DepthwiseCase{"k3_pad1", 2, 16, 7, 7, 3, 1, 1, 128},
+                      DepthwiseCase{"k3_stride2", 1, 16, 10, 9, 3, 2, 1, 0},
+                      DepthwiseCase{"k5_block8", 3, 8, 9, 12, 5, 1, 2, 200},
+                      // tasks of 4, 3 and 1 output rows, and no padding
+                      DepthwiseCase{"k3_rows4", 2, 16, 16, 11, 3, 1, 1, 3},
+                      DepthwiseCase{"k3_stride2_rows3", 1, 16, 12, 12, 3, 2, 1, 255},
+                      DepthwiseCase{"k3_prime_rows", 2, 16, 13, 5, 3, 1, 1, 40},
+                      DepthwiseCase{"k3_pad0", 1, 16, 8, 8, 3, 1, 0, 9}),
+    [](const ::testing::TestParamInfo<DepthwiseCase>& info) { return info.param.name; });
 
 }  // namespace
 }  // namespace anvil

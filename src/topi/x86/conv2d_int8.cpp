@@ -260,6 +260,23 @@ std::vector<KnobSpace> depthwise_space(int64_t out_width) {
   return {{"ow_block", widths}};
 }
 
+// The padded input rows that one task's output rows read, computed under the task's loop
+// `rows` (vectorized over the channel block): no parallel pass of its own over the whole input,
+// and the rows are still in L1 when the taps read them.
+bool pad_rows_at(tir::Schedule& sch, const tir::LoopRV& row, int64_t lanes) {
+  bool found = false;
+  for (const tir::BlockRV& b : sch.get_child_blocks(sch.get_block("root")))
+    found |= b.name == "pad_temp";
+  if (!found) return false;
+  return try_step(sch, [&](tir::Schedule& s) {
+    tir::BlockRV pad = s.get_block("pad_temp");
+    s.compute_at(pad, row);
+    // row, h, w, c_block (the one-term reduction's loop of extent 1 is not rebuilt)
+    std::vector<tir::LoopRV> loops = s.get_loops(pad);
+    if (s.loop_extent(loops.back()).value_or(0) <= lanes) s.vectorize(loops.back());
+  });
+}
+
 // loops: n, c_chunk, oh, ow, c_block | kh, kw
 std::vector<tir::LoopRV> depthwise_loops(const tir::Schedule& sch, const ScheduleArgs& args) {
   std::vector<tir::LoopRV> loops = sch.get_loops(sch.get_block(args.anchor_block));
@@ -277,15 +294,20 @@ void schedule_depthwise_int8(tir::Schedule& sch, const ScheduleArgs& args) {
   if (ow_block < 4 && out_width > 8) ow_block = 8;
   apply_config(args, [&] { return depthwise_space(out_width); }, "x86.depthwise_int8",
                {{"ow_block", &ow_block}});
+  // Rows of 4 outputs a task: the padded input rows they read (4 + kernel - 1 at stride 1) are
+  // built once for the 4, under the task.
+  const int64_t oh_block = largest_divisor_at_most(sch.loop_extent(loops[2]).value_or(1), 4);
   tir::BlockRV conv = sch.get_block(args.anchor_block);
   std::vector<tir::LoopRV> ow = sch.split(loops[3], {nullptr, tir::make_int(ow_block)});
-  sch.reorder({loops[0], loops[1], loops[2], ow[0], loops[5], loops[6], ow[1], loops[4]});
+  std::vector<tir::LoopRV> oh = sch.split(loops[2], {nullptr, tir::make_int(oh_block)});
+  sch.reorder({loops[0], loops[1], oh[0], oh[1], ow[0], loops[5], loops[6], ow[1], loops[4]});
   tir::BlockRV init = sch.decompose_reduction(conv, loops[5]);
   sch.vectorize(sch.get_loops(init).back());
   sch.vectorize(loops[4]);
   sch.unroll(ow[1]);
-  sch.parallel(sch.fuse({loops[0], loops[1], loops[2]}));
-  schedule_padding(sch, args.vector_bits / 8);
+  tir::LoopRV rows = sch.fuse({loops[0], loops[1], oh[0]});
+  sch.parallel(rows);
+  if (!pad_rows_at(sch, rows, args.vector_bits / 8)) schedule_padding(sch, args.vector_bits / 8);
   place_epilogue(sch, args.epilogue_blocks, ow[0], lanes);
 }
 
