@@ -6,6 +6,8 @@
 #include <unordered_set>
 
 #include "anvil/ir/op.h"
+#include "anvil/tir/arith.h"
+#include "anvil/tir/functor.h"
 #include "anvil/tir/schedule.h"
 #include "anvil/topi/topi.h"
 
@@ -23,6 +25,13 @@ bool has_reduce_vars(const tir::BlockNode& block) {
   for (const tir::IterVar& iv : block.iter_vars)
     if (iv.kind == tir::IterKind::Reduce) return true;
   return false;
+}
+
+tir::Var last_spatial_var(const tir::BlockNode& block) {
+  tir::Var last;
+  for (const tir::IterVar& iv : block.iter_vars)
+    if (iv.kind == tir::IterKind::Spatial) last = iv.var;
+  return last;
 }
 
 int spatial_count(const tir::BlockNode& block) {
@@ -68,6 +77,29 @@ bool writes_any(const tir::BlockNode& block,
   for (const tir::BufferRegion& region : block.writes)
     if (buffers.count(region.buffer.get())) return true;
   return false;
+}
+
+// True when a load of the block steps along var by anything but one element of its last
+// dimension: a gather when var's loop is vectorized. A layout transform into a blocked layout
+// (NCHW to NCHW4c) reads its block's lanes a channel plane apart.
+bool gathers_along(const tir::BlockNode& block, const tir::Var& var) {
+  bool gather = false;
+  auto reads_var = [&](const tir::VarNode* v) { return v == var.get(); };
+  tir::pre_order_visit(
+      block.body,
+      [&](const tir::PrimExpr& e) {
+        const auto* load = tir::as<tir::BufferLoadNode>(e);
+        if (!load || gather) return;
+        for (size_t d = 0; d < load->indices.size(); ++d) {
+          const tir::PrimExpr& index = load->indices[d];
+          if (!tir::uses_var(index, reads_var)) continue;
+          tir::PrimExpr next = tir::substitute(index, {{var.get(), tir::PrimExpr(var) + 1}});
+          gather |=
+              d + 1 != load->indices.size() || !tir::is_const_int(tir::simplify(next - index), 1);
+        }
+      },
+      [](const tir::Stmt&) {});
+  return gather;
 }
 
 // The knobs of the generic schedule, applied alike to every block of a group. The defaults
@@ -121,6 +153,15 @@ void schedule_block_generic(Schedule& sch, const std::string& name, int vector_b
   const int64_t full_width = std::max<int64_t>(1, vector_bits / std::max(bits, 8));
   if (knobs.vectorize && width == 1 && (extent > full_width || !known) && num_spatial >= 2)
     width = full_width;
+  // A short innermost loop that gathers (a transform into a blocked layout) is unrolled instead
+  // of made a short vector of gathered lanes: the loop above it then reads each input row
+  // contiguously and writes the blocks interleaved, which LLVM's loop vectorizer turns into
+  // full-width loads and shuffles (an RGB image into NCHW4c uint8: 3.5x faster).
+  bool gather_unrolled = false;
+  if (!reduces && known && width == extent && extent < full_width && num_spatial >= 2 &&
+      gathers_along(*block, last_spatial_var(*block)))
+    gather_unrolled = try_step(sch, [&](Schedule& s) { s.unroll(inner); });
+  if (gather_unrolled) width = 1;
   if (width > 1) {
     try_step(sch, [&](Schedule& s) {
       LoopRV vec = inner;

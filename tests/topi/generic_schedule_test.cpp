@@ -78,6 +78,48 @@ TEST(GenericSchedule, ElementwiseOnAPrimeExtentMatchesTheReference) {
                          {}, {1e-5, 1e-6});
 }
 
+// Transforms into a blocked layout gather their block's lanes a channel plane apart: the
+// short innermost loop is unrolled rather than vectorized (LLVM's loop vectorizer then reads
+// each input row contiguously), and the results are the reference's. The RGB input of an int8
+// network (quantized, its channels padded to 4) and uint8 / float NCHW to NCHW8c.
+TEST(GenericSchedule, BlockedLayoutTransformsUnrollTheirGatheredBlock) {
+  const char* groups[] = {
+      R"(fn (%x: Tensor[(1, 3, 9, 13), float32]) {
+    %0 = qnn.quantize(%x, 0.04f, 130u8);
+    %1 = nn.pad(%0, 130u8, pad_width=[0, 0, 0, 1, 0, 0, 0, 0]);
+    layout_transform(%1, src_layout="NCHW", dst_layout="NCHW4c")
+  })",
+      R"(fn (%x: Tensor[(1, 24, 7, 11), uint8]) {
+    layout_transform(%x, src_layout="NCHW", dst_layout="NCHW8c")
+  })",
+      R"(fn (%x: Tensor[(2, 16, 5, 6), float32]) {
+    layout_transform(%x, src_layout="NCHW", dst_layout="NCHW8c")
+  })"};
+  for (const char* text : groups) {
+    SCOPED_TRACE(text);
+    topi_test::check_group(text, {}, {0, 0});
+    tir::PrimFunc scheduled = lower::lower_primitive(topi_test::primitive_function(text), "kernel");
+    EXPECT_EQ(loops_of_kind(scheduled, tir::ForKind::Vectorized), 0) << tir::print(scheduled);
+    EXPECT_EQ(loops_of_kind(scheduled, tir::ForKind::Unrolled), 1) << tir::print(scheduled);
+  }
+  // The reverse transform reads a block's lane per pixel, 8 bytes apart along the width: a
+  // gather as well. An elementwise op in a blocked layout reads contiguously: vectorized.
+  const char* unblock = R"(fn (%x: Tensor[(1, 3, 7, 32, 8), uint8]) {
+    layout_transform(%x, src_layout="NCHW8c", dst_layout="NCHW")
+  })";
+  topi_test::check_group(unblock, {}, {0, 0});
+  tir::PrimFunc scheduled =
+      lower::lower_primitive(topi_test::primitive_function(unblock), "kernel");
+  EXPECT_EQ(loops_of_kind(scheduled, tir::ForKind::Vectorized), 0) << tir::print(scheduled);
+  const char* blocked_add =
+      R"(fn (%x: Tensor[(1, 3, 7, 5, 8), float32], %y: Tensor[(1, 3, 7, 5, 8), float32]) {
+    add(%x, %y)
+  })";
+  topi_test::check_group(blocked_add, {}, {0, 0});
+  scheduled = lower::lower_primitive(topi_test::primitive_function(blocked_add), "kernel");
+  EXPECT_EQ(loops_of_kind(scheduled, tir::ForKind::Vectorized), 1) << tir::print(scheduled);
+}
+
 // Every config of the generic space on groups of each shape of block (elementwise with a
 // prime row, a reduction, softmax): the kernel matches the reference, and the scheduled loops
 // show the knobs.
