@@ -4,6 +4,7 @@
 // scale, a zero point out of range or of the wrong type, a per-axis scale of the wrong length)
 // rejected with one line naming the node.
 #include <cmath>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -133,6 +134,69 @@ grouped('grouped2', 2, 32, 32, 3, 'uint8')
 grouped('grouped4', 4, 32, 64, 1, 'int8')
 grouped('grouped8', 8, 32, 32, 3, 'uint8')
 grouped('grouped16', 16, 32, 32, 3, 'int8')
+
+# Weights with zero points (asymmetric int8, uint8 as quantize_static's QUInt8 writes them):
+# the blocked kernel plus a window-sum term (one output block of it for plain convolutions and
+# MatMul, the convolution's own shape for grouped and depthwise ones); uint8 weights centred on
+# 128 are symmetric once shifted. Weights within +-W8 of their zero point.
+def weights_with_zero_point(shape, wtype, zp):
+    lo, hi = (-128, 127) if wtype == 'int8' else (0, 255)
+    zp = np.asarray(zp).reshape((-1,) + (1,) * (len(shape) - 1))
+    v = zp.astype(np.int64) + rng.integers(-W8, W8 + 1, shape)
+    return np.clip(v, lo, hi).astype(wtype)
+def asym(name, cin, cout, k, stride, groups, wtype, wz, act='uint8', run=True, bias=False):
+    xa = rng.standard_normal((1, cin, 9, 10)).astype(np.float32)
+    wa = weights_with_zero_point((cout, cin // groups, k, k), wtype, wz)
+    zero = (lambda v: np.int8(v - 128)) if act == 'int8' else np.uint8
+    ws = (rng.random(cout) * 0.004 + 0.001).astype(np.float32)
+    nodes = [
+        helper.make_node('QuantizeLinear', ['x', 'xs', 'xz'], ['xq']),
+        helper.make_node('DequantizeLinear', ['xq', 'xs', 'xz'], ['xd']),
+        helper.make_node('DequantizeLinear', ['w', 'ws', 'wz'], ['wd'], axis=0),
+        helper.make_node('Conv', ['xd', 'wd'] + (['bd'] if bias else []), ['c'],
+                         pads=[k // 2] * 4, strides=[stride] * 2, group=groups),
+        helper.make_node('QuantizeLinear', ['c', 'ys', 'yz'], ['out'])]
+    inits = [tensor('xs', np.float32(0.03)), tensor('xz', zero(131)), tensor('w', wa),
+             tensor('ws', ws), tensor('wz', np.asarray(wz, dtype=wtype)),
+             tensor('ys', np.float32(0.05)), tensor('yz', zero(120))]
+    if bias:
+        # As quantize_static writes a per-tensor bias: a [1] scale beside a scalar zero point,
+        # the default axis 1 over rank-1 data. One scale for every channel, so ws is too.
+        # (ONNX Runtime's QLinearConv lands up to 4 steps from the exact result here, so the
+        # interpreter is the oracle.)
+        ws[:] = ws[0]
+        nodes.insert(3, helper.make_node('DequantizeLinear', ['b', 'bs', 'bz'], ['bd']))
+        inits += [tensor('b', rng.integers(-2000, 2000, cout).astype(np.int32)),
+                  tensor('bs', np.array([0.03 * ws[0]], np.float32)),
+                  tensor('bz', np.int32(0))]
+    elem = TensorProto.INT8 if act == 'int8' else TensorProto.UINT8
+    oh, ow = (9 + 2 * (k // 2) - k) // stride + 1, (10 + 2 * (k // 2) - k) // stride + 1
+    save(name, nodes, [f32('x', xa.shape)],
+         [helper.make_tensor_value_info('out', elem, [1, cout, oh, ow])], inits, {'x': xa},
+         run=run)
+# ONNX Runtime's QLinearConv wants one zero point for all channels: the per-channel ones
+# (different in each channel) are checked against anvil's reference interpreter only.
+asym('asym_int8_tensor', 8, 16, 3, 1, 1, 'int8', np.full(16, 5, np.int8))
+asym('asym_uint8_stride2', 6, 24, 3, 2, 1, 'uint8', np.full(24, 140, np.uint8), 'int8')
+asym('asym_uint8_pointwise', 16, 32, 1, 1, 1, 'uint8', np.full(32, 113, np.uint8))
+asym('asym_uint8_pointwise_bias', 16, 32, 1, 1, 1, 'uint8', np.full(32, 113, np.uint8), run=False,
+     bias=True)
+asym('asym_uint8_centred_depthwise', 16, 16, 3, 1, 16, 'uint8', np.full(16, 128, np.uint8))
+asym('asym_int8_per_channel', 6, 24, 3, 2, 1, 'int8', rng.integers(-20, 21, 24), run=False)
+asym('asym_uint8_per_channel', 16, 32, 1, 1, 1, 'uint8', rng.integers(100, 157, 32), run=False)
+asym('asym_int8_grouped', 16, 32, 3, 1, 2, 'int8', rng.integers(-20, 21, 32), run=False)
+asym('asym_int8_depthwise', 16, 16, 3, 2, 16, 'int8', rng.integers(-20, 21, 16), 'int8', run=False)
+ha = rng.standard_normal((2, 5, 20)).astype(np.float32)
+nodes = [
+    helper.make_node('QuantizeLinear', ['h', 'hs', 'hz'], ['hq']),
+    helper.make_node('DequantizeLinear', ['hq', 'hs', 'hz'], ['hd']),
+    helper.make_node('DequantizeLinear', ['wm', 'wms', 'wmz'], ['wmd']),
+    helper.make_node('MatMul', ['hd', 'wmd'], ['m']),
+    helper.make_node('QuantizeLinear', ['m', 'ms', 'mz'], ['out'])]
+inits = [tensor('hs', np.float32(0.03)), tensor('hz', np.uint8(128)),
+         tensor('wm', weights_with_zero_point((20, 12), 'uint8', 140)), tensor('wms', np.float32(0.01)),
+         tensor('wmz', np.uint8(140)), tensor('ms', np.float32(0.2)), tensor('mz', np.uint8(120))]
+save('asym_uint8_matmul', nodes, [f32('h', ha.shape)], [u8('out', (2, 5, 12))], inits, {'h': ha})
 
 # QOperator: QLinearConv, com.microsoft QLinearAdd / QLinearGlobalAveragePool /
 # QLinearSigmoid / QLinearLeakyRelu / QLinearConcat / QLinearMul / QGemm.
@@ -311,6 +375,40 @@ TEST_F(CliQuantized, GroupedConvolutionsMatchOnnxRuntimeExactly) {
               std::string(model) != "grouped16")
         << model << "\n"
         << r.out;
+  }
+}
+
+TEST_F(CliQuantized, WeightsWithZeroPointsRunTheBlockedKernel) {
+  // Compiled against the reference interpreter, and against ONNX Runtime exactly where it runs
+  // the model (one zero point for all channels).
+  const char* models[] = {"asym_int8_tensor",
+                          "asym_uint8_stride2",
+                          "asym_uint8_pointwise",
+                          "asym_uint8_pointwise_bias",
+                          "asym_uint8_centred_depthwise",
+                          "asym_int8_per_channel",
+                          "asym_uint8_per_channel",
+                          "asym_int8_grouped",
+                          "asym_int8_depthwise",
+                          "asym_uint8_matmul"};
+  for (const std::string model : models) {
+    SCOPED_TRACE(model);
+    if (std::filesystem::exists(path(model + ".ort.npz"))) expect_run_matches_oracle(model, 0, 0);
+    const std::string compiled = path(model + ".anvil.npz"), reference = path(model + ".ref.npz");
+    CommandResult r = run_anvil({"run", path(model + ".onnx"), "--inputs", path(model + ".in.npz"),
+                                 "--outputs", compiled, "--profile", "--repeat", "1"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("qnn_contrib_"), std::string::npos) << r.out;
+    r = run_anvil({"run", path(model + ".onnx"), "--inputs", path(model + ".in.npz"), "--outputs",
+                   reference, "--executor", "reference"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    // The interpreter runs the model as written, in float: the integer products are exact
+    // there, but a float bias rounds on its own, a step at most on a halfway value.
+    const double steps = model.ends_with("_bias") ? 1 : 0;
+    const Tensor got = read_npz(compiled)[0].second, want = read_npz(reference)[0].second;
+    ASSERT_EQ(got.shape_vector(), want.shape_vector());
+    for (int64_t i = 0; i < want.numel(); ++i)
+      ASSERT_LE(std::fabs(got.get_as_double(i) - want.get_as_double(i)), steps) << "element " << i;
   }
 }
 

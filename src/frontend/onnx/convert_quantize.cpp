@@ -88,11 +88,21 @@ Expr zero_point_or_zero(ConvertContext& ctx, size_t i, size_t scale_index, DataT
       ctx.fail(name, " must be ", dtype.to_string(), " (the quantized data's type), got ",
                type_to_string(ctx.input_type(i)));
     // A one-element [1] zero point beside a scalar scale is per tensor too (ONNX's node tests
-    // write them so): a scalar, to have the scale's shape.
+    // write them so), and so is a scalar zero point beside a [1] scale (quantize_static writes a
+    // bias's so): the zero point takes the scale's shape.
     const TensorTypeNode& scale = ctx.input_tensor(scale_index);
-    if (scale.shape && scale.shape->empty() && zp.shape && zp.shape->size() == 1 &&
-        (*zp.shape)[0] == Dim(1))
-      return ctx.op("reshape", {ctx.input(i)}, {{"newshape", std::vector<int64_t>{}}});
+    auto is_one_vector = [](const TensorTypeNode& t) {
+      return t.shape && t.shape->size() == 1 && (*t.shape)[0] == Dim(1);
+    };
+    auto is_scalar = [](const TensorTypeNode& t) { return t.shape && t.shape->empty(); };
+    // (A constant stays a constant, so that the passes matching quantization see its value.)
+    auto reshaped = [&](std::vector<int64_t> shape) {
+      if (std::optional<Tensor> value = ctx.known_value(i))
+        return Expr(ConstantNode::make(value->copy().view(shape)));
+      return ctx.op("reshape", {ctx.input(i)}, {{"newshape", shape}});
+    };
+    if (is_scalar(scale) && is_one_vector(zp)) return reshaped({});
+    if (is_one_vector(scale) && is_scalar(zp)) return reshaped({1});
     return ctx.input(i);
   }
   // Zeros of the scale's shape: folded to a constant when the scale is one.

@@ -53,9 +53,10 @@ void expect_quantization_params(const RelationArgs& args) {
     if (s.size() != 1)
       throw_error(args.arg_name(1), " must be a scalar or a vector along axis ", attrs.axis,
                   " (or block_size set), got ", relation::describe(scale));
-    if (s[0] == Dim(1) && rank == 0) return;
+    // One value is per tensor, whatever the axis says (a bias's [1] scale, axis 1 by default,
+    // over rank-1 data).
+    if (s[0] == Dim(1)) return;
     int64_t axis = relation::normalize_axis(attrs.axis, rank);
-    if (s[0] == Dim(1)) return;  // one value: per tensor
     if (nn::provably_different(s[0], (*data->shape)[size_t(axis)]))
       throw_error(args.arg_name(1), " has ", s[0].to_string(), " elements but axis ", axis,
                   " of data ", relation::describe(*data), " has ",

@@ -11,11 +11,18 @@
 // blocks (input channels a multiple of 4, output channels of 16, 8 or 4 a group) are the same
 // op with `groups`: each output block reads its group's input blocks.
 //
+// Weights with a zero point zw (asymmetric, or uint8 weights: made int8 by w - 128 with
+// zw - 128, so 128 is symmetric) add a term -zw * S per output, S the sum of the (padded) input
+// window of the pixel: S comes from a second, one-block convolution of the same data by
+// weights of 1 (every lane of its block the same S), multiplied by zw in the epilogue; grouped
+// and depthwise convolutions sum their own windows, a full second convolution.
+//
 // int8 data (ONNX Runtime's quantize_static writes int8 activations by default) is made
 // uint8 by flipping its sign bit, x + 128, and its zero point moves by 128 with it: the
 // differences x - zx the convolution sums are unchanged, so the result is bit for bit the
 // same. The flip is elementwise and fuses into the producer (the previous layer's
 // requantization).
+#include <algorithm>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -35,6 +42,8 @@ struct Int8ConvPlan {
   int64_t data_zero_point = 0;        // the uint8 data's (for int8 data, its own + 128)
   bool signed_data = false;           // int8 data, flipped into uint8
   bool depthwise = false;             // one input channel per output channel: in_block == out_block
+  bool unsigned_weights = false;      // uint8 weights, shifted into int8 by -128 at packing
+  std::vector<int64_t> weight_zero_points;  // per output channel, after the shift; empty: all 0
 };
 
 ir::Expr detail_layout_transform(const ir::Expr& e, const std::string& src,
@@ -65,6 +74,26 @@ Int8ConvPlan with_data(Int8ConvPlan plan, const Tensor& zero_point, DataType dat
   plan.signed_data = data_type == DataType::int8();
   plan.data_zero_point = int64_t(zero_point.get_as_double(0)) + (plan.signed_data ? 128 : 0);
   return plan;
+}
+
+// The weights' side of a plan: uint8 weights become int8 (w - 128) with their zero point, and
+// the zero points that are left (one per output channel) are kept when any is not 0. Returns
+// a reason when the plan cannot take them.
+std::string with_weights(Int8ConvPlan& plan, DataType weight_type, const Tensor& zero_point) {
+  plan.unsigned_weights = weight_type == DataType::uint8();
+  const int64_t shift = plan.unsigned_weights ? 128 : 0;
+  const int64_t count = zero_point.numel();
+  if (count != 1 && count != plan.out_channels)
+    return "a weight zero point of " + std::to_string(count) + " values for " +
+           std::to_string(plan.out_channels) + " output channels";
+  bool any = false;
+  std::vector<int64_t> zero_points(size_t(plan.out_channels));
+  for (int64_t o = 0; o < plan.out_channels; ++o) {
+    zero_points[size_t(o)] = int64_t(zero_point.get_as_double(count == 1 ? 0 : o)) - shift;
+    any |= zero_points[size_t(o)] != 0;
+  }
+  if (any) plan.weight_zero_points = std::move(zero_points);
+  return "";
 }
 
 // Channel counts decide the blocks; shared by convolutions and dense layers.
@@ -119,33 +148,34 @@ std::variant<Int8ConvPlan, std::string> plan_int8_conv(const ir::CallNode& call,
   auto in = static_chw(call.args[0]->checked_type, DataType::uint8());
   if (!in) in = static_chw(call.args[0]->checked_type, DataType::int8());
   auto w = static_chw(call.args[1]->checked_type, DataType::int8());
+  if (!w) w = static_chw(call.args[1]->checked_type, DataType::uint8());
   auto out = static_chw(out_type, DataType::int32());
   if (!in || !w || !out || !(*w)[0].is_static())
-    return std::string("needs uint8 or int8 data and int8 weights, NCHW/OIHW with static channels");
+    return std::string("needs 8-bit data and weights, NCHW/OIHW with static channels");
   const Tensor* data_zp = constant_of(call.args[2]);
   const Tensor* weight_zp = constant_of(call.args[3]);
   if (!data_zp || !weight_zp) return std::string("the zero points are not constants");
-  for (int64_t i = 0; i < weight_zp->numel(); ++i)
-    if (weight_zp->get_as_double(i) != 0)
-      return std::string("the weight zero point is not 0 (asymmetric weights)");
   const int64_t in_channels = (*in)[1].int_value(), out_channels = (*out)[1].int_value();
   const DataType data_type = ir::as<ir::TensorTypeNode>(call.args[0]->checked_type)->dtype;
-  if (a->groups == 1)
-    return with_data(plan_blocks(in_channels, out_channels, lanes), *data_zp, data_type);
-  if (a->groups != in_channels || out_channels != in_channels) {
-    auto grouped = plan_grouped(in_channels, out_channels, a->groups, lanes);
-    if (const auto* plan = std::get_if<Int8ConvPlan>(&grouped))
-      return with_data(*plan, *data_zp, data_type);
-    return grouped;
-  }
+  const DataType weight_type = ir::as<ir::TensorTypeNode>(call.args[1]->checked_type)->dtype;
   Int8ConvPlan plan;
-  plan.depthwise = true;
-  plan.in_channels = plan.padded_in = plan.out_channels = plan.stored_out = in_channels;
-  plan.in_block = plan.out_block = lanes >= 16 && in_channels % 16 == 0 ? 16
-                                   : in_channels % 8 == 0               ? 8
-                                                                        : 0;
-  if (plan.in_block == 0)
-    return "depthwise over " + std::to_string(in_channels) + " channels: no block of 8 or 16";
+  if (a->groups == 1) {
+    plan = plan_blocks(in_channels, out_channels, lanes);
+  } else if (a->groups != in_channels || out_channels != in_channels) {
+    auto grouped = plan_grouped(in_channels, out_channels, a->groups, lanes);
+    if (const std::string* why = std::get_if<std::string>(&grouped)) return *why;
+    plan = std::get<Int8ConvPlan>(grouped);
+  } else {
+    plan.depthwise = true;
+    plan.in_channels = plan.padded_in = plan.out_channels = plan.stored_out = in_channels;
+    plan.in_block = plan.out_block = lanes >= 16 && in_channels % 16 == 0 ? 16
+                                     : in_channels % 8 == 0               ? 8
+                                                                          : 0;
+    if (plan.in_block == 0)
+      return "depthwise over " + std::to_string(in_channels) + " channels: no block of 8 or 16";
+  }
+  std::string why = with_weights(plan, weight_type, *weight_zp);
+  if (!why.empty()) return why;
   return with_data(plan, *data_zp, data_type);
 }
 
@@ -182,6 +212,8 @@ Tensor pack_int8_weight(const Tensor& weight, const Int8ConvPlan& p) {
       Tensor::zeros({p.stored_out / ob, p.weight_in / ib, kh, kw, ib / 4, ob * 4}, weight.dtype());
   const auto* src = static_cast<const int8_t*>(weight.data());
   auto* dst = static_cast<int8_t*>(packed.data());
+  ANVIL_ICHECK(weight.dtype() == DataType::int8(), "int8 weights expected, got ",
+               weight.dtype().to_string());
   for (int64_t o = 0; o < out; ++o)
     for (int64_t c = 0; c < in; ++c)
       for (int64_t y = 0; y < kh; ++y)
@@ -216,16 +248,28 @@ Tensor pack_depthwise_weight(const Tensor& weight, int64_t block) {
   Tensor packed = Tensor::zeros({channels / block, 1, s[2], s[3], 1, block}, weight.dtype());
   const auto* src = static_cast<const int8_t*>(weight.data());
   auto* dst = static_cast<int8_t*>(packed.data());
+  ANVIL_ICHECK(weight.dtype() == DataType::int8(), "int8 weights expected, got ",
+               weight.dtype().to_string());
   for (int64_t c = 0; c < channels; ++c)
     for (int64_t t = 0; t < taps; ++t)
       dst[((c / block) * taps + t) * block + c % block] = src[c * taps + t];
   return packed;
 }
 
-// qnn.contrib_conv2d_NCHWc of blocked data by the OIHW weight, plus -zx * sum(w) per output
-// channel: the sum of (x - zx) * w in NCHW{out_block}c, stored_out channels.
-ir::Expr blocked_int8_conv(const ir::Expr& data, const Tensor& weight, const ir::Expr& zero_point,
-                           const Int8ConvPlan& plan, const ir::Conv2DAttrs* conv) {
+// The weight as int8: uint8 weights shifted by -128 (their zero point moved in the plan).
+Tensor signed_weight(const Tensor& weight, const Int8ConvPlan& plan) {
+  if (!plan.unsigned_weights) return weight;
+  Tensor shifted = Tensor::empty(weight.shape_vector(), DataType::int8());
+  const auto* src = static_cast<const uint8_t*>(weight.data());
+  auto* dst = static_cast<int8_t*>(shifted.data());
+  for (int64_t i = 0; i < weight.numel(); ++i) dst[i] = int8_t(int(src[i]) - 128);
+  return shifted;
+}
+
+// qnn.contrib_conv2d_NCHWc (or the depthwise op) of blocked data by the int8 OIHW weight,
+// packed for the plan: the sum of x * w, x padded with zx, in NCHW{out_block}c.
+ir::Expr blocked_product(const ir::Expr& data, const Tensor& weight, const ir::Expr& zero_point,
+                         const Int8ConvPlan& plan, const ir::Conv2DAttrs* conv) {
   auto attrs = ir::make_attrs<ir::Conv2DAttrs>();
   if (conv) {
     attrs->strides = conv->strides;
@@ -238,30 +282,72 @@ ir::Expr blocked_int8_conv(const ir::Expr& data, const Tensor& weight, const ir:
   attrs->kernel_layout =
       "OIHW" + std::to_string(plan.in_block / 4) + "i" + std::to_string(plan.out_block) + "o4i";
   attrs->out_layout = "NCHW" + std::to_string(plan.out_block) + "c";
-  ir::Expr out;
   if (plan.depthwise) {
     attrs->groups = plan.in_channels;
     attrs->kernel_layout = "OIHW1i" + std::to_string(plan.out_block) + "o";
     ir::Expr packed = ir::ConstantNode::make(pack_depthwise_weight(weight, plan.out_block));
-    out = ir::call_op("qnn.contrib_depthwise_conv2d_NCHWc", {data, packed, zero_point},
-                      ir::Attrs(attrs));
-  } else {
-    attrs->groups = plan.groups;
-    ir::Expr packed = ir::ConstantNode::make(pack_int8_weight(weight, plan));
-    out = ir::call_op("qnn.contrib_conv2d_NCHWc", {data, packed, zero_point}, ir::Attrs(attrs));
+    return ir::call_op("qnn.contrib_depthwise_conv2d_NCHWc", {data, packed, zero_point},
+                       ir::Attrs(attrs));
   }
-  if (plan.data_zero_point == 0) return out;
-  const int64_t taps = weight.numel() / plan.out_channels;
-  const auto* w = static_cast<const int8_t*>(weight.data());
-  Tensor correction =
+  attrs->groups = plan.groups;
+  ir::Expr packed = ir::ConstantNode::make(pack_int8_weight(weight, plan));
+  return ir::call_op("qnn.contrib_conv2d_NCHWc", {data, packed, zero_point}, ir::Attrs(attrs));
+}
+
+// With weight zero points zw: the term zw[o] * S of each output (to subtract), S the sum of the
+// input window the output reads, padding included (zx there, as the convolution reads it): the
+// same convolution by weights of 1. A plain convolution's window is every input channel, the
+// same for all outputs, so one output block of it serves all (each lane holds S, broadcast
+// over the channel chunks); grouped and depthwise windows differ by group, so S takes the
+// convolution's own shape there (twice the work, still the blocked kernel).
+ir::Expr weight_zero_point_term(const ir::Expr& data, const Tensor& weight,
+                                const ir::Expr& zero_point, const Int8ConvPlan& plan,
+                                const ir::Conv2DAttrs* conv) {
+  const bool shared = plan.groups == 1 && !plan.depthwise;
+  Int8ConvPlan ones_plan = plan;
+  std::vector<int64_t> shape = weight.shape_vector();
+  if (shared) {
+    ones_plan.out_channels = ones_plan.stored_out = plan.out_block;
+    shape[0] = plan.out_block;
+  }
+  Tensor ones = Tensor::empty(shape, DataType::int8());
+  std::fill_n(static_cast<int8_t*>(ones.data()), ones.numel(), int8_t(1));
+  Tensor zw =
       Tensor::zeros({1, plan.stored_out / plan.out_block, 1, 1, plan.out_block}, DataType::int32());
-  auto* c = static_cast<int32_t*>(correction.data());
-  for (int64_t o = 0; o < plan.out_channels; ++o) {
-    int64_t sum = 0;
-    for (int64_t t = 0; t < taps; ++t) sum += w[o * taps + t];
-    c[o] = int32_t(-plan.data_zero_point * sum);
+  auto* z = static_cast<int32_t*>(zw.data());
+  for (int64_t o = 0; o < plan.out_channels; ++o)
+    z[o] = int32_t(plan.weight_zero_points[size_t(o)]);
+  return ir::call_op("multiply", {blocked_product(data, ones, zero_point, ones_plan, conv),
+                                  ir::ConstantNode::make(zw)});
+}
+
+// The sum of (x - zx) * (w - zw) in NCHW{out_block}c, stored_out channels: the blocked product,
+// plus zx * (K * zw - sum(w)) per output channel (K the window's size), minus zw * S with
+// weight zero points (weight_zero_point_term).
+ir::Expr blocked_int8_conv(const ir::Expr& data, const Tensor& raw_weight,
+                           const ir::Expr& zero_point, const Int8ConvPlan& plan,
+                           const ir::Conv2DAttrs* conv) {
+  const Tensor weight = signed_weight(raw_weight, plan);
+  ir::Expr out = blocked_product(data, weight, zero_point, plan, conv);
+  const bool asymmetric = !plan.weight_zero_points.empty();
+  if (plan.data_zero_point != 0 || asymmetric) {
+    const int64_t taps = weight.numel() / plan.out_channels;
+    const auto* w = static_cast<const int8_t*>(weight.data());
+    Tensor correction = Tensor::zeros({1, plan.stored_out / plan.out_block, 1, 1, plan.out_block},
+                                      DataType::int32());
+    auto* c = static_cast<int32_t*>(correction.data());
+    for (int64_t o = 0; o < plan.out_channels; ++o) {
+      int64_t sum = 0;
+      for (int64_t t = 0; t < taps; ++t) sum += w[o * taps + t];
+      const int64_t zw = asymmetric ? plan.weight_zero_points[size_t(o)] : 0;
+      c[o] = int32_t(plan.data_zero_point * (zw * taps - sum));
+    }
+    if (std::any_of(c, c + correction.numel(), [](int32_t v) { return v != 0; }))
+      out = ir::call_op("add", {out, ir::ConstantNode::make(correction)});
   }
-  return ir::call_op("add", {out, ir::ConstantNode::make(correction)});
+  if (!asymmetric) return out;
+  return ir::call_op("subtract",
+                     {out, weight_zero_point_term(data, weight, zero_point, plan, conv)});
 }
 
 const Tensor& constant_weight(const LayoutArgs& args) {
@@ -309,16 +395,15 @@ std::string check_int8_dense(const ir::CallNode& call, const ir::Type&, int) {
   const auto* weight = ir::as<ir::TensorTypeNode>(call.args[1]->checked_type);
   if (!data || !weight || !dense_output_shape(*data, 1))
     return "needs (..., K) data with a static K and at most one symbolic leading dim";
-  if ((data->dtype != DataType::uint8() && data->dtype != DataType::int8()) ||
-      weight->dtype != DataType::int8())
-    return "needs uint8 or int8 data and int8 weights";
+  auto is_8bit = [](DataType t) { return t == DataType::uint8() || t == DataType::int8(); };
+  if (!is_8bit(data->dtype) || !is_8bit(weight->dtype) || !weight->shape ||
+      weight->shape->size() != 2 || !(*weight->shape)[0].is_static())
+    return "needs 8-bit data and (N, K) 8-bit weights";
   if (!constant_of(call.args[2]) || !constant_of(call.args[3]))
     return "the zero points are not constants";
-  const Tensor& weight_zp = *constant_of(call.args[3]);
-  for (int64_t i = 0; i < weight_zp.numel(); ++i)
-    if (weight_zp.get_as_double(i) != 0)
-      return "the weight zero point is not 0 (asymmetric weights)";
-  return "";
+  Int8ConvPlan plan;
+  plan.out_channels = (*weight->shape)[0].int_value();
+  return with_weights(plan, weight->dtype, *constant_of(call.args[3]));
 }
 
 LayoutRewrite rewrite_int8_dense(const LayoutArgs& args) {
@@ -326,9 +411,11 @@ LayoutRewrite rewrite_int8_dense(const LayoutArgs& args) {
   if (!why.empty()) throw_error(why);
   const Tensor& weight = constant_weight(args);
   const int64_t n = weight.shape()[0], k = weight.shape()[1];
-  const Int8ConvPlan plan =
+  Int8ConvPlan plan =
       with_data(plan_blocks(k, n, args.vector_lanes), *constant_of(args.call.args[2]),
                 ir::as<ir::TensorTypeNode>(args.call.args[0]->checked_type)->dtype);
+  why = with_weights(plan, weight.dtype(), *constant_of(args.call.args[3]));
+  if (!why.empty()) throw_error(why);
   ir::Expr zero_point = unsigned_zero_point(plan);
   auto reshape = [](const ir::Expr& e, std::vector<int64_t> shape) {
     return ir::call_op("reshape", {e}, ir::make_op_attrs("reshape", {{"newshape", shape}}));
