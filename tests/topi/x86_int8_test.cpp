@@ -12,6 +12,8 @@
 #include "anvil/codegen/c.h"
 #include "anvil/codegen/target.h"
 #include "anvil/runtime/module.h"
+#include "anvil/tir/functor.h"
+#include "anvil/tir/printer.h"
 #include "support/test_util.h"
 #include "topi/x86_schedule_check.h"
 
@@ -125,6 +127,8 @@ INSTANTIATE_TEST_SUITE_P(
         // name, in blocks x block, out blocks x block, h, w, kernel, stride, pad, data zp
         Int8ConvCase{"pointwise", 2, 16, 2, 16, 7, 7, 1, 1, 0, 0},
         Int8ConvCase{"pointwise_zp", 1, 16, 3, 16, 5, 9, 1, 1, 0, 128},
+        // a prime width and an odd count of output blocks: a tile of 13 pixels x 1 block
+        Int8ConvCase{"prime_width_odd_blocks", 2, 16, 5, 8, 3, 13, 3, 1, 1, 11},
         Int8ConvCase{"k3_pad1_zp", 2, 16, 1, 16, 6, 6, 3, 1, 1, 3},
         Int8ConvCase{"k3_stride2", 1, 8, 2, 16, 9, 11, 3, 2, 1, 255},
         Int8ConvCase{"k7_stride2_rgb", 1, 4, 1, 16, 13, 13, 7, 2, 3, 77},
@@ -136,6 +140,24 @@ INSTANTIATE_TEST_SUITE_P(
         Int8ConvCase{"groups2_stride2", 2, 16, 4, 8, 9, 9, 3, 2, 1, 0, 2},
         Int8ConvCase{"groups8_block4", 8, 4, 8, 4, 6, 6, 3, 1, 1, 60, 8}),
     [](const ::testing::TestParamInfo<Int8ConvCase>& info) { return info.param.name; });
+
+// The register tile on a width with no divisor near 8 (SqueezeNet's 13 x 13 maps, 125
+// output blocks of 8): each reduction step updates 13 accumulators, not one after the other
+// on a single one (vpdpbusd's latency each).
+TEST(X86Int8ConvTile, APrimeWidthStillGetsAWideTile) {
+  Int8ConvCase c{"squeezenet_classifier", 2, 16, 125, 8, 13, 13, 1, 1, 0, 0};
+  tir::PrimFunc scheduled =
+      lower::lower_primitive(topi_test::primitive_function(conv_group(c)), "kernel", {});
+  int dots = 0;
+  tir::pre_order_visit(
+      tir::transform::lower(scheduled)->body,
+      [&](const tir::PrimExpr& e) {
+        if (const auto* call = tir::as<tir::CallNode>(e))
+          dots += call->op == "u8i8_dot4_accumulate";
+      },
+      nullptr);
+  EXPECT_GE(dots, 13) << tir::print(scheduled);
+}
 
 struct DepthwiseCase {
   const char* name;

@@ -173,6 +173,21 @@ Conv2dInt8Knobs default_knobs(int64_t oc_chunks, int64_t out_width, int vector_b
   knobs.oc_tile = largest_divisor_at_most(oc_chunks, 2);
   // A divisor of the width: the tensorized tile must not be cut by a guard.
   knobs.ow_block = largest_divisor_at_most(out_width, max_pixels);
+  // A width with no divisor near that (13 or 17: SqueezeNet's last maps) and an odd number of
+  // channel blocks (125) would leave one or two accumulators, each step of the reduction
+  // waiting for the previous one's result: take the tile of most accumulators that still fits
+  // the registers instead (13 pixels x 1 block).
+  if (knobs.ow_block * knobs.oc_tile < 8) {
+    const int64_t budget = vector_bits >= 512 ? 24 : 12;
+    int64_t best = knobs.ow_block * knobs.oc_tile;
+    for (int64_t ow : divisors_up_to(out_width, budget))
+      for (int64_t oc : divisors_up_to(oc_chunks, 6))
+        if (ow * oc <= budget && ow * oc > best) {
+          best = ow * oc;
+          knobs.ow_block = ow;
+          knobs.oc_tile = oc;
+        }
+  }
   return knobs;
 }
 
