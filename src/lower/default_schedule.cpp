@@ -81,8 +81,19 @@ bool writes_any(const tir::BlockNode& block,
 
 // True when a load of the block steps along var by anything but one element of its last
 // dimension: a gather when var's loop is vectorized. A layout transform into a blocked layout
-// (NCHW to NCHW4c) reads its block's lanes a channel plane apart.
+// (NCHW to NCHW4c) reads its block's lanes a channel plane apart. Indices are simplified under
+// the block's iteration ranges first, so that a split index (floordiv(i * 16 + c, 16),
+// floormod(i * 16 + c, 16)) reads as the contiguous (i, c) it is; var ranges over all but its
+// last value, so that var + 1 stays in range.
 bool gathers_along(const tir::BlockNode& block, const tir::Var& var) {
+  tir::Analyzer analyzer;
+  for (const tir::IterVar& iv : block.iter_vars) {
+    std::optional<int64_t> extent = tir::as_const_int(iv.dom.extent);
+    if (iv.var.get() == var.get() && extent && *extent > 1)
+      analyzer.bind(iv.var, tir::Range::from_min_extent(iv.dom.min, tir::make_int(*extent - 1)));
+    else
+      analyzer.bind(iv.var, iv.dom);
+  }
   bool gather = false;
   auto reads_var = [&](const tir::VarNode* v) { return v == var.get(); };
   tir::pre_order_visit(
@@ -91,11 +102,11 @@ bool gathers_along(const tir::BlockNode& block, const tir::Var& var) {
         const auto* load = tir::as<tir::BufferLoadNode>(e);
         if (!load || gather) return;
         for (size_t d = 0; d < load->indices.size(); ++d) {
-          const tir::PrimExpr& index = load->indices[d];
+          const tir::PrimExpr index = analyzer.simplify(load->indices[d]);
           if (!tir::uses_var(index, reads_var)) continue;
           tir::PrimExpr next = tir::substitute(index, {{var.get(), tir::PrimExpr(var) + 1}});
-          gather |=
-              d + 1 != load->indices.size() || !tir::is_const_int(tir::simplify(next - index), 1);
+          gather |= d + 1 != load->indices.size() ||
+                    !tir::is_const_int(analyzer.simplify(next - index), 1);
         }
       },
       [](const tir::Stmt&) {});

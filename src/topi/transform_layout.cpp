@@ -103,9 +103,13 @@ std::vector<te::Tensor> pad(const ComputeArgs& args) {
     std::vector<PrimExpr> from;
     PrimExpr inside;  // constant mode: whether the element is one of the input's
     for (size_t k = 0; k < out.size(); ++k) {
-      from.push_back(
-          pad_source(out[k], tir::make_int(before[k]), tir::make_int(in_shape[k]), mode));
-      if (mode != "constant" || (before[k] == 0 && attrs.pad_width[2 * k + 1] == 0)) continue;
+      // An axis without padding reads its own index: no clamp, which would hide from the
+      // vectorizer that a vector of it is contiguous.
+      const bool unpadded = before[k] == 0 && attrs.pad_width[2 * k + 1] == 0;
+      from.push_back(unpadded ? out[k]
+                              : pad_source(out[k], tir::make_int(before[k]),
+                                           tir::make_int(in_shape[k]), mode));
+      if (mode != "constant" || unpadded) continue;
       PrimExpr i = out[k] - tir::make_int(before[k]);
       PrimExpr in_axis = tir::logical_and(i >= tir::make_int(0), i < tir::make_int(in_shape[k]));
       inside = inside ? tir::logical_and(inside, in_axis) : in_axis;

@@ -159,6 +159,35 @@ TEST(X86Int8ConvTile, APrimeWidthStillGetsAWideTile) {
   EXPECT_GE(dots, 13) << tir::print(scheduled);
 }
 
+// qnn.dense's rows as the batch of a 1x1 convolution with one pixel: the tile spans 8 rows
+// (and the kernel still matches the reference bit for bit, also on 13 rows, no multiple).
+TEST(X86Int8ConvTile, DenseRowsAreTiledLikePixels) {
+  for (int64_t rows : {16, 13}) {
+    SCOPED_TRACE(rows);
+    const std::string r = std::to_string(rows);
+    const std::string text =
+        "fn (%x: Tensor[(" + r +
+        ", 4, 1, 1, 16), uint8], %w: Tensor[(3, 4, 1, 1, 4, 64), int8], %b: Tensor[(1, 3, 1, 1, "
+        "16), int32]) {\n  %0 = qnn.contrib_conv2d_NCHWc(%x, %w, 9u8, kernel_size=[1, 1], "
+        "data_layout=\"NCHW16c\", kernel_layout=\"OIHW4i16o4i\", out_layout=\"NCHW16c\");\n"
+        "  %1 = add(%0, %b);\n  %2 = cast(%1, dtype=\"float32\");\n"
+        "  %3 = multiply(%2, 0.0007f);\n  qnn.quantize(%3, 1f, 3u8)\n}";
+    check_int8_group(text, "x86.conv2d_int8");
+    if (rows != 16) continue;
+    tir::PrimFunc scheduled =
+        lower::lower_primitive(topi_test::primitive_function(text), "kernel", {});
+    int dots = 0;
+    tir::pre_order_visit(
+        tir::transform::lower(scheduled)->body,
+        [&](const tir::PrimExpr& e) {
+          if (const auto* call = tir::as<tir::CallNode>(e))
+            dots += call->op == "u8i8_dot4_accumulate";
+        },
+        nullptr);
+    EXPECT_GE(dots, 8) << tir::print(scheduled);
+  }
+}
+
 struct DepthwiseCase {
   const char* name;
   int64_t blocks, block, height, width, kernel, stride, pad, zero_point;

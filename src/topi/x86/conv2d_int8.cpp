@@ -199,6 +199,10 @@ std::vector<KnobSpace> int8_space(int64_t oc_chunks, int64_t out_width) {
 struct Int8Loops {
   std::vector<tir::LoopRV> loops;  // n, oc_chunk, oh, ow, oc_block | ic_outer, kh, kw, quad, lane
   int64_t oc_chunks, out_width, oc_bn;
+  // A 1x1 output over a static batch (qnn.dense's rows, see conv2d_int8_layout.cpp): the batch
+  // is the dimension the register tile spans, in place of the width.
+  bool rows = false;
+  int64_t tile_extent = 0;  // the extent of the tiled loop: the width, or the batch
 };
 
 Int8Loops int8_loops(const tir::Schedule& sch, const ScheduleArgs& args) {
@@ -209,6 +213,9 @@ Int8Loops int8_loops(const tir::Schedule& sch, const ScheduleArgs& args) {
   l.oc_chunks = sch.loop_extent(l.loops[1]).value_or(0);
   l.out_width = sch.loop_extent(l.loops[3]).value_or(0);
   l.oc_bn = sch.loop_extent(l.loops[4]).value_or(0);
+  const int64_t batch = sch.loop_extent(l.loops[0]).value_or(0);
+  l.rows = l.out_width == 1 && sch.loop_extent(l.loops[2]) == 1 && batch > 1;
+  l.tile_extent = l.rows ? batch : l.out_width;
   if (l.oc_bn != 16 && l.oc_bn != 8 && l.oc_bn != 4)
     throw_error("int8 conv2d_NCHWc schedule: output block ", l.oc_bn, " is not 4, 8 or 16");
   return l;
@@ -216,33 +223,41 @@ Int8Loops int8_loops(const tir::Schedule& sch, const ScheduleArgs& args) {
 
 void schedule_conv2d_int8(tir::Schedule& sch, const ScheduleArgs& args) {
   Int8Loops l = int8_loops(sch, args);
-  Conv2dInt8Knobs knobs = default_knobs(l.oc_chunks, l.out_width, args.vector_bits);
-  apply_config(args, [&] { return int8_space(l.oc_chunks, l.out_width); }, "x86.conv2d_int8",
+  // ow_block is the tile's extent along the width, or along the batch for rows.
+  Conv2dInt8Knobs knobs = default_knobs(l.oc_chunks, l.tile_extent, args.vector_bits);
+  apply_config(args, [&] { return int8_space(l.oc_chunks, l.tile_extent); }, "x86.conv2d_int8",
                {{"oc_tile", &knobs.oc_tile}, {"ow_block", &knobs.ow_block}});
   tir::BlockRV conv = sch.get_block(args.anchor_block);
   const std::vector<tir::LoopRV>& loops = l.loops;
   std::vector<tir::LoopRV> oc = sch.split(loops[1], {nullptr, tir::make_int(knobs.oc_tile)});
-  std::vector<tir::LoopRV> ow = sch.split(loops[3], {nullptr, tir::make_int(knobs.ow_block)});
+  std::vector<tir::LoopRV> tile =
+      sch.split(loops[l.rows ? 0 : 3], {nullptr, tir::make_int(knobs.ow_block)});
   tir::LoopRV oc_block = loops[4], ic_outer = loops[5], kh = loops[6], kw = loops[7],
               quad = loops[8], lane = loops[9];
-  sch.reorder(
-      {loops[0], oc[0], loops[2], ow[0], ic_outer, kh, kw, quad, ow[1], oc[1], oc_block, lane});
+  // The loop the epilogue goes under: the tile's outer loop, or the (unit) width for rows.
+  tir::LoopRV tile_outer = l.rows ? loops[3] : tile[0];
+  if (l.rows)
+    sch.reorder({tile[0], oc[0], loops[2], loops[3], ic_outer, kh, kw, quad, tile[1], oc[1],
+                 oc_block, lane});
+  else
+    sch.reorder({loops[0], oc[0], loops[2], tile[0], ic_outer, kh, kw, quad, tile[1], oc[1],
+                 oc_block, lane});
   tir::BlockRV init = sch.decompose_reduction(conv, ic_outer);
   std::vector<tir::LoopRV> init_loops = sch.get_loops(init);
   sch.vectorize(init_loops.back());
-  sch.unroll(ow[1]);
+  sch.unroll(tile[1]);
   sch.unroll(oc[1]);
-  sch.parallel(sch.fuse({loops[0], oc[0], loops[2]}));
+  sch.parallel(sch.fuse({l.rows ? tile[0] : loops[0], oc[0], loops[2]}));
   schedule_padding(sch, args.vector_bits / 8);
   // The epilogue (requantization) goes under the pixel tile before the tile is tensorized: the
   // tensorized block's regions no longer say which outputs one tile writes.
-  place_epilogue(sch, args.epilogue_blocks, ow[0], l.oc_bn);
+  place_epilogue(sch, args.epilogue_blocks, tile_outer, l.oc_bn);
   sch.tensorize(oc_block, intrin_name(l.oc_bn));
 }
 
 std::vector<KnobSpace> conv2d_int8_knob_space(const tir::Schedule& sch, const ScheduleArgs& args) {
   Int8Loops l = int8_loops(sch, args);
-  return int8_space(l.oc_chunks, l.out_width);
+  return int8_space(l.oc_chunks, l.tile_extent);
 }
 
 // qnn.contrib_depthwise_conv2d_NCHWc: out[n, cb, oh, ow, c] = sum over the taps of

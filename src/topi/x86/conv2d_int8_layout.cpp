@@ -371,6 +371,10 @@ LayoutRewrite rewrite_int8_conv(const LayoutArgs& args) {
       plan.out_block, plan.stored_out};
 }
 
+// Rows of a dense layer the blocked convolution's schedule tiles at a time (its batch, see
+// schedule_conv2d_int8).
+constexpr int64_t kRowTile = 8;
+
 // The leading dims of qnn.dense's data (..., K) as a reshape target with N last: static dims
 // as they are, at most one symbolic dim as -1; nullopt when the data's shape does not allow it.
 std::optional<std::vector<int64_t>> dense_output_shape(const ir::TensorTypeNode& data, int64_t n) {
@@ -420,17 +424,41 @@ LayoutRewrite rewrite_int8_dense(const LayoutArgs& args) {
   auto reshape = [](const ir::Expr& e, std::vector<int64_t> shape) {
     return ir::call_op("reshape", {e}, ir::make_op_attrs("reshape", {{"newshape", shape}}));
   };
-  ir::Expr data =
-      blocked_data(as_unsigned(reshape(args.arg(0), {-1, k, 1, 1}), plan), zero_point, plan);
-  ir::Expr out = blocked_int8_conv(data, weight.view({n, k, 1, 1}), zero_point, plan, nullptr);
-  out = detail_layout_transform(out, "NCHW" + std::to_string(plan.out_block) + "c", "NCHW");
-  if (plan.stored_out != n)
-    out = ir::call_op("strided_slice", {out},
-                      ir::make_op_attrs("strided_slice", {{"begin", std::vector<int64_t>{0}},
-                                                          {"end", std::vector<int64_t>{n}},
-                                                          {"axes", std::vector<int64_t>{1}}}));
   const auto* data_type = ir::as<ir::TensorTypeNode>(args.call.args[0]->checked_type);
-  return LayoutRewrite{reshape(out, *dense_output_shape(*data_type, n))};
+  const std::vector<int64_t> out_shape = *dense_output_shape(*data_type, n);
+  // The rows are the convolution's batch, which its schedule tiles kRowTile at a time: a static
+  // row count that is no multiple is padded (with the zero point) and the extra rows are
+  // sliced off again (197 tokens of a ViT: 200).
+  int64_t rows = 1;
+  for (size_t d = 0; d + 1 < out_shape.size(); ++d)
+    rows = out_shape[d] < 0 ? -1 : rows * out_shape[d];
+  const int64_t padded_rows =
+      rows > kRowTile && rows % kRowTile != 0 ? (rows + kRowTile - 1) / kRowTile * kRowTile : rows;
+  ir::Expr rows_in = as_unsigned(reshape(args.arg(0), {-1, k, 1, 1}), plan);
+  if (padded_rows != rows)
+    rows_in = ir::call_op(
+        "nn.pad", {rows_in, zero_point},
+        ir::make_op_attrs("nn.pad", {{"pad_width", std::vector<int64_t>{0, padded_rows - rows, 0, 0,
+                                                                        0, 0, 0, 0}}}));
+  // With one pixel, NCHW{b}c holds (rows, channels) row-major: the layout changes are reshapes,
+  // and the requantization after the layer reads its int32 rows contiguously.
+  if (plan.padded_in != plan.in_channels)
+    rows_in = ir::call_op(
+        "nn.pad", {rows_in, zero_point},
+        ir::make_op_attrs("nn.pad", {{"pad_width", std::vector<int64_t>{0, 0, 0, plan.padded_in - k,
+                                                                        0, 0, 0, 0}}}));
+  ir::Expr data = reshape(rows_in, {-1, plan.padded_in / plan.in_block, 1, 1, plan.in_block});
+  ir::Expr out = blocked_int8_conv(data, weight.view({n, k, 1, 1}), zero_point, plan, nullptr);
+  out = reshape(out, {-1, plan.stored_out});
+  auto slice = [](const ir::Expr& e, int64_t axis, int64_t end) {
+    return ir::call_op("strided_slice", {e},
+                       ir::make_op_attrs("strided_slice", {{"begin", std::vector<int64_t>{0}},
+                                                           {"end", std::vector<int64_t>{end}},
+                                                           {"axes", std::vector<int64_t>{axis}}}));
+  };
+  if (plan.stored_out != n) out = slice(out, 1, n);
+  if (padded_rows != rows) out = slice(out, 0, rows);
+  return LayoutRewrite{reshape(out, out_shape)};
 }
 
 }  // namespace
