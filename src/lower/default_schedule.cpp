@@ -79,12 +79,12 @@ bool writes_any(const tir::BlockNode& block,
   return false;
 }
 
-// True when a load of the block steps along var by anything but one element of its last
-// dimension: a gather when var's loop is vectorized. A layout transform into a blocked layout
-// (NCHW to NCHW4c) reads its block's lanes a channel plane apart. Indices are simplified under
-// the block's iteration ranges first, so that a split index (floordiv(i * 16 + c, 16),
-// floormod(i * 16 + c, 16)) reads as the contiguous (i, c) it is; var ranges over all but its
-// last value, so that var + 1 stays in range.
+// True when a load of the block steps along var by anything but one element (or none) of its
+// buffer: a gather when var's loop is vectorized. A layout transform into a blocked layout
+// (NCHW to NCHW4c) reads its block's lanes a channel plane apart. The step is that of the
+// load's row-major offset, simplified under the block's iteration ranges, so that a split
+// index (floordiv(j, 16), floormod(j, 16)) reads as the contiguous j it is; var ranges over all
+// but its last value, so that var + 1 stays in range.
 bool gathers_along(const tir::BlockNode& block, const tir::Var& var) {
   tir::Analyzer analyzer;
   for (const tir::IterVar& iv : block.iter_vars) {
@@ -101,13 +101,20 @@ bool gathers_along(const tir::BlockNode& block, const tir::Var& var) {
       [&](const tir::PrimExpr& e) {
         const auto* load = tir::as<tir::BufferLoadNode>(e);
         if (!load || gather) return;
+        // The row-major offset (a dim of unknown size makes it unknown: not a gather then).
+        tir::PrimExpr offset = tir::make_int(0);
+        const std::vector<tir::PrimExpr>& shape = load->buffer->shape;
         for (size_t d = 0; d < load->indices.size(); ++d) {
-          const tir::PrimExpr index = analyzer.simplify(load->indices[d]);
-          if (!tir::uses_var(index, reads_var)) continue;
-          tir::PrimExpr next = tir::substitute(index, {{var.get(), tir::PrimExpr(var) + 1}});
-          gather |= d + 1 != load->indices.size() ||
-                    !tir::is_const_int(analyzer.simplify(next - index), 1);
+          if (d > 0) {
+            if (d >= shape.size() || !tir::as_const_int(shape[d])) return;
+            offset = offset * shape[d];
+          }
+          offset = offset + load->indices[d];
         }
+        if (!tir::uses_var(offset, reads_var)) return;
+        tir::PrimExpr next = tir::substitute(offset, {{var.get(), tir::PrimExpr(var) + 1}});
+        tir::PrimExpr step = analyzer.simplify(next - offset);
+        gather = !tir::is_const_int(step, 1) && !tir::is_const_int(step, 0);
       },
       [](const tir::Stmt&) {});
   return gather;

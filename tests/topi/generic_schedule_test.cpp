@@ -111,6 +111,15 @@ TEST(GenericSchedule, BlockedLayoutTransformsUnrollTheirGatheredBlock) {
   tir::PrimFunc scheduled =
       lower::lower_primitive(topi_test::primitive_function(unblock), "kernel");
   EXPECT_EQ(loops_of_kind(scheduled, tir::ForKind::Vectorized), 0) << tir::print(scheduled);
+  // A reshape that merges the block into the row splits the index (floordiv(j, 16),
+  // floormod(j, 16)) but reads contiguously: vectorized too.
+  const char* merged = R"(fn (%x: Tensor[(4, 2, 16), uint8], %y: Tensor[(4, 32), uint8]) {
+    %0 = reshape(%x, newshape=[4, 32]);
+    add(%0, %y)
+  })";
+  topi_test::check_group(merged, {}, {0, 0});
+  scheduled = lower::lower_primitive(topi_test::primitive_function(merged), "kernel");
+  EXPECT_EQ(loops_of_kind(scheduled, tir::ForKind::Vectorized), 1) << tir::print(scheduled);
   const char* blocked_add =
       R"(fn (%x: Tensor[(1, 3, 7, 5, 8), float32], %y: Tensor[(1, 3, 7, 5, 8), float32]) {
     add(%x, %y)
