@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "anvil/tir/arith.h"
 #include "anvil/topi/topi.h"
 #include "topi/families.h"
 #include "topi/topi_util.h"
@@ -35,7 +36,8 @@ namespace {
 // float32 (two of AVX2).
 constexpr int64_t kPartialLanes = 16;
 
-// A reduction over the innermost data axis alone, of static extent at least 2 * kPartialLanes:
+// A reduction over the trailing data axes (the innermost alone, or several whose innermost is
+// whole vectors), of static extent at least 2 * kPartialLanes:
 // folding it element by element is a chain of dependent scalar operations (the plain form
 // cannot be vectorized without reassociating it), so it is folded in two stages:
 //   partial[out, l] = fold over c of source(x[out, c * L + l])       (c < E / L, a vector of L)
@@ -45,24 +47,42 @@ constexpr int64_t kPartialLanes = 16;
 // (r - L + main >= main - L >= 0, and min(r, L - 1) < L), so evaluating both is safe.
 // Returns nullopt when the body is not a plain fold (a condition, or not a Reduce at all).
 std::optional<te::Tensor> reduce_innermost_in_lanes(
-    const std::vector<PrimExpr>& data_shape, bool keepdims, const std::string& name,
-    const std::function<PrimExpr(const ReductionPoint&)>& body) {
-  const size_t rank = data_shape.size();
-  const int64_t extent = tir::as_const_int(data_shape.back()).value_or(0);
+    const std::vector<PrimExpr>& data_shape, size_t trailing, bool keepdims,
+    const std::string& name, const std::function<PrimExpr(const ReductionPoint&)>& body) {
+  const size_t rank = data_shape.size(), kept = rank - trailing;
+  // The trailing axes fold as one of `extent` elements (row-major); over several axes, rows of
+  // the innermost one that are whole vectors keep every vector inside one row.
+  int64_t extent = 1;
+  for (size_t d = kept; d < rank; ++d) extent *= tir::as_const_int(data_shape[d]).value_or(0);
+  const int64_t innermost = tir::as_const_int(data_shape.back()).value_or(0);
+  if (trailing > 1 && innermost % kPartialLanes != 0) return std::nullopt;
   const int64_t main = extent / kPartialLanes * kPartialLanes, tail = extent - main;
   if (extent < 2 * kPartialLanes) return std::nullopt;
   std::vector<bool> reduced(rank, false);
-  reduced.back() = true;
+  for (size_t d = kept; d < rank; ++d) reduced[d] = true;
   const std::vector<PrimExpr> out_shape = reduced_shape(data_shape, reduced, keepdims);
 
-  // The point of body for output index `out` and innermost data position `position`.
-  auto point_at = [&](const std::vector<Var>& out, PrimExpr position, tir::IterVar axis) {
+  // The point of body for output index `out` and flattened position `row_start + lane` of the
+  // trailing axes (lane within the innermost axis, so that a vector of lanes stays contiguous).
+  auto point_at = [&](const std::vector<Var>& out, PrimExpr row_start, PrimExpr lane,
+                      tir::IterVar axis) {
     ReductionPoint p;
     p.out_index.assign(out.begin(), out.begin() + out_shape.size());
-    p.data_index.assign(out.begin(), out.begin() + (rank - 1));
-    p.data_index.push_back(position);
+    p.data_index.assign(out.begin(), out.begin() + kept);
+    std::vector<PrimExpr> trailing_index(trailing);
+    PrimExpr rest = row_start;
+    for (size_t d = rank; d-- > kept;) {
+      if (d == kept) {
+        trailing_index[d - kept] = rest;
+        break;
+      }
+      trailing_index[d - kept] = tir::floormod(rest, data_shape[d]);
+      rest = tir::floordiv(rest, data_shape[d]);
+    }
+    trailing_index.back() = trailing_index.back() + lane;
+    for (PrimExpr& e : trailing_index) p.data_index.push_back(tir::simplify(e));
     p.axes = {axis};
-    p.reduced_position = position;
+    p.reduced_position = row_start + lane;
     return p;
   };
   bool plain = true;
@@ -73,8 +93,8 @@ std::optional<te::Tensor> reduce_innermost_in_lanes(
       partial_shape,
       [&](const std::vector<Var>& i) {
         tir::IterVar chunk = te::reduce_axis(tir::make_int(main / kPartialLanes), "c");
-        PrimExpr position = PrimExpr(chunk.var) * kPartialLanes + i.back();
-        PrimExpr folded = body(point_at(i, position, chunk));
+        PrimExpr folded =
+            body(point_at(i, PrimExpr(chunk.var) * kPartialLanes, PrimExpr(i.back()), chunk));
         const auto* reduce = tir::as<tir::ReduceNode>(folded);
         if (!reduce || reduce->condition) {
           plain = false;
@@ -95,8 +115,9 @@ std::optional<te::Tensor> reduce_innermost_in_lanes(
         clamped.push_back(tir::min(PrimExpr(r.var), tir::make_int(kPartialLanes - 1)));
         PrimExpr source = partial.at(tail ? clamped : lane_index);
         if (tail) {
+          // (Only a single trailing axis has a tail: several need whole vectors of rows.)
           PrimExpr position = PrimExpr(r.var) + (main - kPartialLanes);
-          PrimExpr folded = body(point_at(i, position, r));
+          PrimExpr folded = body(point_at(i, position, tir::make_int(0), r));
           const auto* reduce = tir::as<tir::ReduceNode>(folded);
           if (!reduce || reduce->condition || reduce->combiner != *combiner) {
             plain = false;
@@ -116,11 +137,16 @@ std::optional<te::Tensor> reduce_innermost_in_lanes(
 te::Tensor reduce_compute(const std::vector<PrimExpr>& data_shape, const std::vector<bool>& reduced,
                           bool keepdims, const std::string& name,
                           const std::function<PrimExpr(const ReductionPoint&)>& body) {
-  bool innermost_only = !data_shape.empty() && reduced.back();
-  for (size_t d = 0; d + 1 < reduced.size(); ++d) innermost_only = innermost_only && !reduced[d];
-  if (innermost_only)
+  // Reductions over trailing axes only (the innermost, or everything: a whole tensor's min and
+  // max, as DynamicQuantizeLinear takes them) fold in vectors of partials.
+  size_t trailing = 0;
+  while (trailing < reduced.size() && reduced[reduced.size() - 1 - trailing]) ++trailing;
+  bool trailing_only = trailing > 0;
+  for (size_t d = 0; d + trailing < reduced.size(); ++d)
+    trailing_only = trailing_only && !reduced[d];
+  if (trailing_only)
     if (std::optional<te::Tensor> in_lanes =
-            reduce_innermost_in_lanes(data_shape, keepdims, name, body))
+            reduce_innermost_in_lanes(data_shape, trailing, keepdims, name, body))
       return *in_lanes;
   return te::compute(
       reduced_shape(data_shape, reduced, keepdims),

@@ -58,6 +58,24 @@ TEST_P(ReduceFloat, InnermostRowsFoldedInLanes) {
   check_op(op, {peaks}, attrs(op, {{"axis", Axes{1}}}), {1e-5, 1e-5});
 }
 
+// Several trailing axes whose innermost is whole vectors (a whole tensor, as
+// DynamicQuantizeLinear's min and max, and the last two of three axes) fold in lanes as one
+// flattened row; peaks in the second row and the last vector check the flattened positions
+// (argmax / argmin report them).
+TEST_P(ReduceFloat, TrailingAxesFoldedInLanes) {
+  const char* op = GetParam();
+  using Axes = std::vector<int64_t>;
+  Tensor x = random_tensor({4, 64}, DataType::float32(), 5, 0.5, 1.5);
+  static_cast<float*>(x.data())[64 + 17] = 3;
+  static_cast<float*>(x.data())[3 * 64 + 63] = 0.1f;
+  check_op(op, {x}, attrs(op, {}), {1e-5, 1e-5});
+  check_op(op, {random_tensor({2, 3, 32}, DataType::float32(), 6, 0.5, 1.5)},
+           attrs(op, {{"axis", Axes{1, 2}}, {"keepdims", true}}), {1e-5, 1e-5});
+  // An innermost axis of no whole vectors keeps the plain fold.
+  check_op(op, {random_tensor({5, 40}, DataType::float32(), 7, 0.5, 1.5)}, attrs(op, {}),
+           {1e-5, 1e-5});
+}
+
 INSTANTIATE_TEST_SUITE_P(Reduce, ReduceFloat,
                          ::testing::Values("sum", "mean", "prod", "max", "min", "logsumexp",
                                            "l1_norm", "l2_norm", "sum_square", "argmax", "argmin"),
