@@ -141,13 +141,8 @@ INSTANTIATE_TEST_SUITE_P(
         Int8ConvCase{"groups8_block4", 8, 4, 8, 4, 6, 6, 3, 1, 1, 60, 8}),
     [](const ::testing::TestParamInfo<Int8ConvCase>& info) { return info.param.name; });
 
-// The register tile on a width with no divisor near 8 (SqueezeNet's 13 x 13 maps, 125
-// output blocks of 8): each reduction step updates 13 accumulators, not one after the other
-// on a single one (vpdpbusd's latency each).
-TEST(X86Int8ConvTile, APrimeWidthStillGetsAWideTile) {
-  Int8ConvCase c{"squeezenet_classifier", 2, 16, 125, 8, 13, 13, 1, 1, 0, 0};
-  tir::PrimFunc scheduled =
-      lower::lower_primitive(topi_test::primitive_function(conv_group(c)), "kernel", {});
+// The dot products of one step of the scheduled kernel's register tile: its accumulators.
+int dot_calls(const tir::PrimFunc& scheduled) {
   int dots = 0;
   tir::pre_order_visit(
       tir::transform::lower(scheduled)->body,
@@ -156,7 +151,17 @@ TEST(X86Int8ConvTile, APrimeWidthStillGetsAWideTile) {
           dots += call->op == "u8i8_dot4_accumulate";
       },
       nullptr);
-  EXPECT_GE(dots, 13) << tir::print(scheduled);
+  return dots;
+}
+
+// The register tile on a width with no divisor near 8 (SqueezeNet's 13 x 13 maps, 125
+// output blocks of 8): each reduction step updates 13 accumulators, not one after the other
+// on a single one (vpdpbusd's latency each).
+TEST(X86Int8ConvTile, APrimeWidthStillGetsAWideTile) {
+  Int8ConvCase c{"squeezenet_classifier", 2, 16, 125, 8, 13, 13, 1, 1, 0, 0};
+  tir::PrimFunc scheduled =
+      lower::lower_primitive(topi_test::primitive_function(conv_group(c)), "kernel", {});
+  EXPECT_GE(dot_calls(scheduled), 13) << tir::print(scheduled);
 }
 
 // qnn.dense's rows as the batch of a 1x1 convolution with one pixel: the tile spans 8 rows
@@ -176,15 +181,7 @@ TEST(X86Int8ConvTile, DenseRowsAreTiledLikePixels) {
     if (rows != 16) continue;
     tir::PrimFunc scheduled =
         lower::lower_primitive(topi_test::primitive_function(text), "kernel", {});
-    int dots = 0;
-    tir::pre_order_visit(
-        tir::transform::lower(scheduled)->body,
-        [&](const tir::PrimExpr& e) {
-          if (const auto* call = tir::as<tir::CallNode>(e))
-            dots += call->op == "u8i8_dot4_accumulate";
-        },
-        nullptr);
-    EXPECT_GE(dots, 8) << tir::print(scheduled);
+    EXPECT_GE(dot_calls(scheduled), 8) << tir::print(scheduled);
   }
 }
 
