@@ -36,13 +36,13 @@ DataType arithmetic_type(const te::Tensor& data, const te::Tensor& scale) {
 
 // Quantization into an integer type of at most 16 bits, the requantizing epilogue of every
 // int8 kernel, in the fewest vector instructions that keep the reference's result bit for bit:
-// round(v) clamped to [lo - zp, hi - zp] in float (bounds exact there), converted, and the zero
-// point added in int32. The reference adds the zero point before clamping; both saturate
-// identically, since round(v) is an integer and, past 2^24 where adding zp could round, far
-// outside the range either way. The clamp's lower select keeps its bound for NaN (a > b is
-// false), which with zp added is 0 for unsigned types as the reference wants; signed types
-// test NaN once more. Both selects are single min/max instructions on x86, and no conversion
-// guard is left, since the clamped value is always representable.
+// v clamped to [lo - zp, hi - zp] in float (bounds exact there), rounded and converted (one
+// instruction for float32, round_to_int32), and the zero point added in int32. The reference adds
+// the zero point before clamping; both saturate identically, since round(v) is an integer and, past
+// 2^24 where adding zp could round, far outside the range either way. The clamp's lower select
+// keeps its bound for NaN (a > b is false), which with zp added is 0 for unsigned types as the
+// reference wants; signed types test NaN once more. Both selects are single min/max instructions on
+// x86, and no conversion guard is left, since the clamped value is always representable.
 te::Tensor quantize_narrow(const ComputeArgs& args, DataType f) {
   const auto& attrs = args.attrs_as<ir::QuantizeAttrs>();
   const te::Tensor &x = args.inputs[0], &scale = args.inputs[1], &zero_point = args.inputs[2];
@@ -53,13 +53,18 @@ te::Tensor quantize_narrow(const ComputeArgs& args, DataType f) {
         std::vector<PrimExpr> p = param_index(x, scale, attrs, i, args.op_name());
         PrimExpr v = tir::cast(f, x.at(std::vector<PrimExpr>(i.begin(), i.end()))) /
                      tir::cast(f, scale.at(p));
-        PrimExpr r = tir::call_intrin(f, "round", {v});
         PrimExpr zp = tir::cast(i32, zero_point.at(p));
         PrimExpr lo = tir::cast(f, int_const(i32, lowest_value(out)) - zp);
         PrimExpr hi = tir::cast(f, int_const(i32, highest_value(out)) - zp);
+        // Clamping before rounding is the same (the bounds are integers, rounding is
+        // monotonic), and lets float32 round and convert in one instruction.
+        const bool fused_round = f == DataType::float32();
+        PrimExpr r = fused_round ? v : tir::call_intrin(f, "round", {v});
         PrimExpr above = tir::select(r > lo, r, lo);
         PrimExpr clamped = tir::select(above < hi, above, hi);
-        PrimExpr q = tir::cast(out, tir::cast(i32, clamped) + zp);
+        PrimExpr as_int = fused_round ? tir::call_intrin(i32, "round_to_int32", {clamped})
+                                      : tir::cast(i32, clamped);
+        PrimExpr q = tir::cast(out, as_int + zp);
         if (out.is_int()) q = tir::select(is_nan(v), int_const(out, 0), q);
         return q;
       },

@@ -167,3 +167,41 @@ TEST(VectorMathCode, Float64UsesTheCLibrary) {
 
 }  // namespace
 }  // namespace anvil::codegen
+
+namespace anvil::codegen {
+namespace {
+
+// round_to_int32 (the requantization's rounding conversion): ties to even on 16 lanes (one
+// vcvtps2dq {rn-sae} on AVX-512), 8 lanes and scalars (a round and a conversion), against
+// std::nearbyint. (The C back end's form runs in the int8 kernels' tests.)
+TEST(RoundToInt32, TiesToEvenOnEveryPath) {
+  std::vector<float> inputs;
+  for (int k = -40; k <= 40; ++k) inputs.push_back(float(k) * 0.25f);  // every other a tie
+  for (float f : {2147483520.0f, -2147483648.0f, 1e-30f, -0.0f, 8388607.5f, -8388608.5f})
+    inputs.push_back(f);
+  while (inputs.size() % 16 != 0) inputs.push_back(0.5f);
+  const int64_t n = int64_t(inputs.size());
+  for (int lanes : {16, 8, 1}) {
+    SCOPED_TRACE(lanes);
+    Var o = VarNode::make("o", DataType::int64());
+    Buffer a = BufferNode::make("A", DataType::float32(), {make_int(n)});
+    Buffer r = BufferNode::make("R", DataType::int32(), {make_int(n)});
+    PrimExpr at = lanes == 1 ? PrimExpr(o) : ramp(o * lanes, 1, lanes);
+    Stmt body = for_loop(o, 0, n / lanes,
+                         store(r,
+                               call_intrin(DataType::int32().with_lanes(uint16_t(lanes)),
+                                           "round_to_int32", {load(a, {at})}),
+                               {at}));
+    PrimFunc kernel =
+        make_packed_kernel("rounding", {tensor_param(a, {n}), tensor_param(r, {n})}, body);
+    Tensor out = Tensor::zeros({n}, DataType::int32());
+    jit_compile({kernel}).function("rounding")(tensor_of(inputs, DataType::float32(), {n}), out);
+    std::vector<int32_t> got = values_of<int32_t>(out);
+    for (int64_t k = 0; k < n; ++k)
+      EXPECT_EQ(got[size_t(k)], int32_t(std::nearbyint(inputs[size_t(k)])))
+          << "input " << inputs[size_t(k)];
+  }
+}
+
+}  // namespace
+}  // namespace anvil::codegen

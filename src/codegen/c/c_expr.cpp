@@ -297,6 +297,9 @@ std::string FunctionEmitter::print_builtin(const CallNode* call, const std::stri
       first = print(index, index.dtype().lanes > 1 ? "0" : "");
     return paren("(void*)&" + element_lvalue(load->buffer, first));
   }
+  if (op == "round_to_int32")  // nearbyint: ties to even in the default rounding mode
+    return paren("(int32_t)nearbyint" + std::string(call->args[0].dtype().bits == 64 ? "" : "f") +
+                 "(" + arg(0) + ")");
   if (op == "reinterpret") {
     DataType from = call->args[0].dtype().element_of();
     DataType to = call->dtype.element_of();

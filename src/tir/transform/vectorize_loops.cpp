@@ -205,9 +205,10 @@ class Widener : public Mutator {
     const IntrinsicInfo* info =
         node->call_kind == CallKind::Intrinsic ? find_intrinsic(node->op) : nullptr;
     // reinterpret keeps the element width, so it is lane by lane too.
-    bool elementwise = info && (info->intrinsic_class == IntrinsicClass::FloatMath ||
-                                info->intrinsic_class == IntrinsicClass::FloatTest ||
-                                node->op == "likely" || node->op == "reinterpret");
+    bool elementwise =
+        info && (info->intrinsic_class == IntrinsicClass::FloatMath ||
+                 info->intrinsic_class == IntrinsicClass::FloatTest || node->op == "likely" ||
+                 node->op == "reinterpret" || node->op == "round_to_int32");
     if (node->op == "if_then_else") {
       // Only the side taken is evaluated: a per-lane condition would evaluate both.
       if (is_vector(args[0])) throw CannotVectorize{};
