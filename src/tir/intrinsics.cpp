@@ -51,9 +51,9 @@ const std::vector<IntrinsicInfo>& all_intrinsics() {
       {"likely", 1, C::Builtin, true},
       // reinterpret(x): x's bits as the call's dtype (same total width).
       {"reinterpret", 1, C::Builtin, true},
-      // round_to_int32(x: float32xN): x rounded to the nearest integer, ties to even, as
+      // round_to_int32(x: a float vector): x rounded to the nearest integer, ties to even, as
       // int32; x must lie within int32's range (a requantization clamps it first). One
-      // vcvtps2dq {rn-sae} for 16 lanes on AVX-512 instead of a round and a conversion.
+      // vcvtps2dq {rn-sae} for 16 float32 lanes on AVX-512, a round and a conversion elsewhere.
       {"round_to_int32", 1, C::Builtin, true},
       // if_then_else(cond, a, b): like select, but evaluates only the side taken.
       {"if_then_else", 3, C::Builtin, true},

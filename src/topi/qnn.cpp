@@ -34,16 +34,18 @@ DataType arithmetic_type(const te::Tensor& data, const te::Tensor& scale) {
   return wide ? DataType::float64() : DataType::float32();
 }
 
-// Quantization into an integer type of at most 16 bits, the requantizing epilogue of every
-// int8 kernel, in the fewest vector instructions that keep the reference's result bit for bit:
-// v clamped to [lo - zp, hi - zp] in float (bounds exact there), rounded and converted (one
-// instruction for float32, round_to_int32), and the zero point added in int32. The reference adds
-// the zero point before clamping; both saturate identically, since round(v) is an integer and, past
-// 2^24 where adding zp could round, far outside the range either way. The clamp's lower select
-// keeps its bound for NaN (a > b is false), which with zp added is 0 for unsigned types as the
-// reference wants; signed types test NaN once more. Both selects are single min/max instructions on
-// x86, and no conversion guard is left, since the clamped value is always representable.
-te::Tensor quantize_narrow(const ComputeArgs& args, DataType f) {
+// Quantization into an integer type (at most 16 bits, the relation's rule), the requantizing
+// epilogue of every int8 kernel, in the fewest vector instructions that keep the reference's
+// result bit for bit: v clamped to [lo - zp, hi - zp] in float (bounds exact there), rounded and
+// converted in one (round_to_int32: a single instruction for float32 on AVX-512), and the zero
+// point added in int32. The reference rounds, adds the zero point and then clamps; the results
+// agree, since the bounds are integers (clamping before or after rounding is the same) and
+// round(v) is one too (past 2^24, where adding zp could round, it is far outside the range
+// either way). The clamp's lower select keeps its bound for NaN (a > b is false), which with
+// zp added is 0 for unsigned types as the reference wants; signed types test NaN once more. Both
+// selects are single min/max instructions on x86, and no conversion guard is left, since the
+// clamped value is always representable.
+te::Tensor quantize_integer(const ComputeArgs& args, DataType f) {
   const auto& attrs = args.attrs_as<ir::QuantizeAttrs>();
   const te::Tensor &x = args.inputs[0], &scale = args.inputs[1], &zero_point = args.inputs[2];
   const DataType out = args.out_dtype(), i32 = DataType::int32();
@@ -56,15 +58,9 @@ te::Tensor quantize_narrow(const ComputeArgs& args, DataType f) {
         PrimExpr zp = tir::cast(i32, zero_point.at(p));
         PrimExpr lo = tir::cast(f, int_const(i32, lowest_value(out)) - zp);
         PrimExpr hi = tir::cast(f, int_const(i32, highest_value(out)) - zp);
-        // Clamping before rounding is the same (the bounds are integers, rounding is
-        // monotonic), and lets float32 round and convert in one instruction.
-        const bool fused_round = f == DataType::float32();
-        PrimExpr r = fused_round ? v : tir::call_intrin(f, "round", {v});
-        PrimExpr above = tir::select(r > lo, r, lo);
+        PrimExpr above = tir::select(v > lo, v, lo);
         PrimExpr clamped = tir::select(above < hi, above, hi);
-        PrimExpr as_int = fused_round ? tir::call_intrin(i32, "round_to_int32", {clamped})
-                                      : tir::cast(i32, clamped);
-        PrimExpr q = tir::cast(out, as_int + zp);
+        PrimExpr q = tir::cast(out, tir::call_intrin(i32, "round_to_int32", {clamped}) + zp);
         if (out.is_int()) q = tir::select(is_nan(v), int_const(out, 0), q);
         return q;
       },
@@ -89,21 +85,9 @@ std::vector<te::Tensor> quantize_compute(const ComputeArgs& args) {
         },
         tensor_name(args.op_name()))};
   }
-  if (out.bits <= 16) return {quantize_narrow(args, f)};
-  PrimExpr lo = tir::make_const(f, double(lowest_value(out)));
-  PrimExpr hi = tir::make_const(f, double(highest_value(out)));
-  return {te::compute(
-      x.shape(),
-      [&](const std::vector<Var>& i) {
-        std::vector<PrimExpr> p = param_index(x, scale, attrs, i, args.op_name());
-        PrimExpr v = tir::cast(f, x.at(std::vector<PrimExpr>(i.begin(), i.end()))) /
-                     tir::cast(f, scale.at(p));
-        PrimExpr q = tir::call_intrin(f, "round", {v}) + tir::cast(f, zero_point.at(p));
-        // Saturate in float first; cast_value then maps NaN to 0 as the reference does.
-        PrimExpr clamped = tir::select(q < lo, lo, tir::select(q > hi, hi, q));
-        return cast_value(out, clamped);
-      },
-      tensor_name(args.op_name()))};
+  // The relation admits integers of at most 16 bits besides the minifloats.
+  ANVIL_ICHECK(out.bits <= 16, "qnn.quantize into ", out.to_string());
+  return {quantize_integer(args, f)};
 }
 
 std::vector<te::Tensor> dequantize_compute(const ComputeArgs& args) {

@@ -270,6 +270,10 @@ save('qdq_matmul', nodes, [f32('h', h.shape)], [f32('out', (2, 6, 24))], inits, 
 # sliced off again.
 h = rng.standard_normal((1, 197, 32)).astype(np.float32)
 save('qdq_tokens', nodes, [f32('h', h.shape)], [f32('out', (1, 197, 24))], inits, {'h': h})
+# And 19 rows of 30 channels: rows padded to 24 and channels to 32, in one pad.
+h = rng.standard_normal((1, 19, 30)).astype(np.float32)
+inits = [i for i in inits if i.name != 'wm'] + [c('wm', wm[:30])]
+save('qdq_tokens_odd', nodes, [f32('h', h.shape)], [f32('out', (1, 19, 24))], inits, {'h': h})
 
 # Every pair of 8-bit values through a QDQ Mul (dequantize both, multiply, quantize: ONNX
 # Runtime fuses it into its QLinearMul) and through com.microsoft QLinearMul, for several
@@ -418,6 +422,7 @@ TEST_F(CliQuantized, WeightsWithZeroPointsRunTheBlockedKernel) {
 
 TEST_F(CliQuantized, QdqMatMulOverThreeDimensionsRunsTheInt8Kernel) {
   expect_run_matches_oracle("qdq_tokens", 0, 0);
+  expect_run_matches_oracle("qdq_tokens_odd", 0, 0);
   expect_run_matches_oracle("qdq_matmul", 0, 0);
   CommandResult r = run_anvil({"run", path("qdq_matmul.onnx"), "--inputs",
                                path("qdq_matmul.in.npz"), "--profile", "--repeat", "1"});

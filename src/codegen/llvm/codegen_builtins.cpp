@@ -164,12 +164,12 @@ llvm::Value* CodeGenLLVM::emit_builtin(const CallNode* call) {
   if (op == "round_to_int32") {
     llvm::Value* x = emit(call->args[0]);
     const DataType from = call->args[0].dtype();
-    auto* ints = llvm::FixedVectorType::get(i32, 16);
     // The rounding is the instruction's own ({rn-sae}), not MXCSR's.
     if (from.lanes == 16 && from.element_of() == DataType::float32() && target_.vector_bits >= 512)
       return builder_.CreateIntrinsic(
           llvm::Intrinsic::x86_avx512_mask_cvtps2dq_512, {},
-          {x, llvm::Constant::getNullValue(ints), builder_.getInt16(0xFFFF), builder_.getInt32(8)});
+          {x, llvm::Constant::getNullValue(llvm::FixedVectorType::get(i32, 16)),
+           builder_.getInt16(0xFFFF), builder_.getInt32(8)});
     llvm::Value* rounded = builder_.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, x);
     return builder_.CreateFPToSI(rounded, register_type(call->dtype));
   }

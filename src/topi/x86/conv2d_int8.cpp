@@ -234,20 +234,17 @@ void schedule_conv2d_int8(tir::Schedule& sch, const ScheduleArgs& args) {
       sch.split(loops[l.rows ? 0 : 3], {nullptr, tir::make_int(knobs.ow_block)});
   tir::LoopRV oc_block = loops[4], ic_outer = loops[5], kh = loops[6], kw = loops[7],
               quad = loops[8], lane = loops[9];
-  // The loop the epilogue goes under: the tile's outer loop, or the (unit) width for rows.
-  tir::LoopRV tile_outer = l.rows ? loops[3] : tile[0];
-  if (l.rows)
-    sch.reorder({tile[0], oc[0], loops[2], loops[3], ic_outer, kh, kw, quad, tile[1], oc[1],
-                 oc_block, lane});
-  else
-    sch.reorder({loops[0], oc[0], loops[2], tile[0], ic_outer, kh, kw, quad, tile[1], oc[1],
-                 oc_block, lane});
+  // Rows: the batch's tile loops take the batch's place and the width's (of extent 1) stays
+  // where the pixel tile's outer loop would be; the epilogue goes under that loop.
+  tir::LoopRV outermost = l.rows ? tile[0] : loops[0], tile_outer = l.rows ? loops[3] : tile[0];
+  sch.reorder({outermost, oc[0], loops[2], tile_outer, ic_outer, kh, kw, quad, tile[1], oc[1],
+               oc_block, lane});
   tir::BlockRV init = sch.decompose_reduction(conv, ic_outer);
   std::vector<tir::LoopRV> init_loops = sch.get_loops(init);
   sch.vectorize(init_loops.back());
   sch.unroll(tile[1]);
   sch.unroll(oc[1]);
-  sch.parallel(sch.fuse({l.rows ? tile[0] : loops[0], oc[0], loops[2]}));
+  sch.parallel(sch.fuse({outermost, oc[0], loops[2]}));
   schedule_padding(sch, args.vector_bits / 8);
   // The epilogue (requantization) goes under the pixel tile before the tile is tensorized: the
   // tensorized block's regions no longer say which outputs one tile writes.

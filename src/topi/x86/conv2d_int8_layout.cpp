@@ -434,19 +434,16 @@ LayoutRewrite rewrite_int8_dense(const LayoutArgs& args) {
     rows = out_shape[d] < 0 ? -1 : rows * out_shape[d];
   const int64_t padded_rows =
       rows > kRowTile && rows % kRowTile != 0 ? (rows + kRowTile - 1) / kRowTile * kRowTile : rows;
+  // Input channels are padded to the plan's too (the extra ones meet zero weights).
   ir::Expr rows_in = as_unsigned(reshape(args.arg(0), {-1, k, 1, 1}), plan);
-  if (padded_rows != rows)
+  if (padded_rows != rows || plan.padded_in != k)
     rows_in = ir::call_op(
         "nn.pad", {rows_in, zero_point},
-        ir::make_op_attrs("nn.pad", {{"pad_width", std::vector<int64_t>{0, padded_rows - rows, 0, 0,
-                                                                        0, 0, 0, 0}}}));
+        ir::make_op_attrs("nn.pad",
+                          {{"pad_width", std::vector<int64_t>{0, padded_rows - rows, 0,
+                                                              plan.padded_in - k, 0, 0, 0, 0}}}));
   // With one pixel, NCHW{b}c holds (rows, channels) row-major: the layout changes are reshapes,
   // and the requantization after the layer reads its int32 rows contiguously.
-  if (plan.padded_in != plan.in_channels)
-    rows_in = ir::call_op(
-        "nn.pad", {rows_in, zero_point},
-        ir::make_op_attrs("nn.pad", {{"pad_width", std::vector<int64_t>{0, 0, 0, plan.padded_in - k,
-                                                                        0, 0, 0, 0}}}));
   ir::Expr data = reshape(rows_in, {-1, plan.padded_in / plan.in_block, 1, 1, plan.in_block});
   ir::Expr out = blocked_int8_conv(data, weight.view({n, k, 1, 1}), zero_point, plan, nullptr);
   out = reshape(out, {-1, plan.stored_out});
