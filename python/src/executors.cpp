@@ -39,6 +39,7 @@ nb::list profile_list(const std::vector<KernelProfile>& rows) {
     d["fused_ops"] = row.fused_ops;
     d["flops"] = row.flops;
     d["schedule"] = row.schedule;
+    d["schedule_refused"] = row.schedule_refused;
     out.append(d);
   }
   return out;

@@ -34,6 +34,7 @@ BuildStart start_build(const ir::IRModule& mod,
   start.bound = transform::bind_params(ir::infer_type(mod), params);
   start.lower_options.vector_bits = vector_bits;
   start.lower_options.target_kind = target.kind;
+  start.lower_options.strategy_keys = target.keys;
   start.lower_options.config_for = options.config_for;
   if (options.progress)
     start.lower_progress = [progress = options.progress](int done, int total) {

@@ -323,6 +323,8 @@ class GraphBuilder {
           json_node["attrs"]["flops"] = std::to_string(info->second.flops);
           if (!info->second.schedule.empty())
             json_node["attrs"]["schedule"] = info->second.schedule;
+          if (!info->second.schedule_refused.empty())
+            json_node["attrs"]["schedule_refused"] = info->second.schedule_refused;
         }
       }
       json_node["inputs"] = std::move(inputs);

@@ -12,7 +12,7 @@
 #include "anvil/ir/structural_equal.h"
 #include "anvil/tir/printer.h"
 #include "anvil/tir/transform.h"
-#include "anvil/topi/topi.h"
+#include "anvil/topi/strategy.h"
 
 namespace anvil::driver {
 namespace {
@@ -43,15 +43,17 @@ int count_groups(const ir::Function& main) {
   return groups;
 }
 
+// The string attr `key` of func, or "".
+std::string func_text_attr(const tir::PrimFunc& func, const char* key) {
+  const ir::AttrValue* value = func->func_attrs.find(key);
+  const std::string* s = value ? std::get_if<std::string>(value) : nullptr;
+  return s ? *s : std::string();
+}
+
 // "x86.conv2d_nchwc", "generic", or "generic (x86.conv2d_nchwc declined: <why>)".
 std::string schedule_summary(const tir::PrimFunc& func) {
-  auto text = [&](const char* key) -> std::string {
-    const ir::AttrValue* value = func->func_attrs.find(key);
-    const std::string* s = value ? std::get_if<std::string>(value) : nullptr;
-    return s ? *s : std::string();
-  };
-  std::string schedule = text(topi::kScheduleAttr);
-  std::string declined = text(topi::kScheduleDeclinedAttr);
+  std::string schedule = func_text_attr(func, topi::kScheduleAttr);
+  std::string declined = func_text_attr(func, topi::kScheduleDeclinedAttr);
   if (!declined.empty()) schedule += " (declined " + declined + ")";
   return schedule;
 }
@@ -99,7 +101,8 @@ class GroupLowerer : public ir::ExprMutator {
     if (print_tir_) std::fprintf(stderr, "%s\n", tir::print(lowered).c_str());
     kernels.push_back(lowered);
     kernel_info[name] =
-        KernelInfo{fused_op_names(*fn), analysis::function_flops(*fn), schedule_summary(scheduled)};
+        KernelInfo{fused_op_names(*fn), analysis::function_flops(*fn), schedule_summary(scheduled),
+                   func_text_attr(scheduled, topi::kScheduleRefusedAttr)};
     by_hash_[hash].emplace_back(fn, name);
     return name;
   }

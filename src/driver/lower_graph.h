@@ -20,6 +20,8 @@ struct KernelInfo {
   // The schedule strategy that scheduled it ("x86.conv2d_nchwc", "generic"), and after
   // "generic", why the anchor's strategy declined.
   std::string schedule;
+  // The optional schedule steps that were refused in it ("<step>: <reason>; ..."), if any.
+  std::string schedule_refused;
 };
 
 struct LoweredGraph {

@@ -45,7 +45,8 @@ ir::IRModule fuse_for(const ir::IRModule& mod, const PassContext& ctx) {
   return transform::fuse_ops(mod, fuse_level, max_depth);
 }
 
-std::vector<Pass> passes_before_fusion(int vector_lanes) {
+std::vector<Pass> passes_before_fusion(int vector_lanes,
+                                       const std::vector<std::string>& strategy_keys) {
   return {
       pass("InferType", 0, [](const ir::IRModule& m) { return ir::infer_type(m); }),
       pass("DynamicToStatic", 0, transform::dynamic_to_static),
@@ -64,9 +65,10 @@ std::vector<Pass> passes_before_fusion(int vector_lanes) {
       pass("FoldConstant", 2, [](const ir::IRModule& m) { return transform::fold_constant(m); }),
       pass("SplitDilatedConv", 3, transform::split_dilated_conv),
       Pass{"AlterOpLayout", 3,
-           [vector_lanes](const ir::IRModule& m, const PassContext& ctx) {
+           [vector_lanes, strategy_keys](const ir::IRModule& m, const PassContext& ctx) {
              std::vector<std::string> remarks;
-             ir::IRModule out = transform::alter_op_layout(m, vector_lanes, &remarks);
+             ir::IRModule out =
+                 transform::alter_op_layout(m, vector_lanes, &remarks, strategy_keys);
              for (const std::string& remark : remarks) ctx.remark("AlterOpLayout", remark);
              return out;
            }},
@@ -80,22 +82,24 @@ std::vector<Pass> passes_before_fusion(int vector_lanes) {
 
 std::vector<std::string> pass_names() {
   std::vector<std::string> names;
-  for (const Pass& p : passes_before_fusion(1))
+  for (const Pass& p : passes_before_fusion(1, {}))
     if (std::find(names.begin(), names.end(), p.name) == names.end()) names.push_back(p.name);
   names.push_back("FuseOps");
   return names;
 }
 
-ir::IRModule optimize(const ir::IRModule& mod, const PassContext& ctx, int vector_lanes) {
-  std::vector<Pass> passes = passes_before_fusion(vector_lanes);
+ir::IRModule optimize(const ir::IRModule& mod, const PassContext& ctx, int vector_lanes,
+                      const std::vector<std::string>& strategy_keys) {
+  std::vector<Pass> passes = passes_before_fusion(vector_lanes, strategy_keys);
   passes.push_back(Pass{
       "FuseOps", 0, [](const ir::IRModule& m, const PassContext& c) { return fuse_for(m, c); }});
   return transform::run_passes(mod, passes, ctx);
 }
 
 ir::IRModule optimize_before_fusion(const ir::IRModule& mod, const PassContext& ctx,
-                                    int vector_lanes) {
-  return transform::run_passes(mod, passes_before_fusion(vector_lanes), ctx);
+                                    int vector_lanes,
+                                    const std::vector<std::string>& strategy_keys) {
+  return transform::run_passes(mod, passes_before_fusion(vector_lanes, strategy_keys), ctx);
 }
 
 ir::IRModule fuse_groups(const ir::IRModule& mod, const PassContext& ctx) {

@@ -9,7 +9,7 @@
 #include "anvil/tir/arith.h"
 #include "anvil/tir/functor.h"
 #include "anvil/tir/schedule.h"
-#include "anvil/topi/topi.h"
+#include "anvil/topi/strategy.h"
 
 namespace anvil::lower {
 namespace {
@@ -38,20 +38,6 @@ int spatial_count(const tir::BlockNode& block) {
   int n = 0;
   for (const tir::IterVar& iv : block.iter_vars) n += iv.kind == tir::IterKind::Spatial;
   return n;
-}
-
-// Applies step to a copy of the schedule and keeps the result only if every primitive in
-// it was accepted.
-template <typename Step>
-bool try_step(Schedule& sch, Step step) {
-  Schedule attempt = sch;
-  try {
-    step(attempt);
-  } catch (const Error&) {
-    return false;
-  }
-  sch = attempt;
-  return true;
 }
 
 // The vector width for an innermost loop of `extent` elements of `bits` each.
@@ -178,10 +164,11 @@ void schedule_block_generic(Schedule& sch, const std::string& name, int vector_b
   bool gather_unrolled = false;
   if (!reduces && known && width == extent && extent < full_width && num_spatial >= 2 &&
       gathers_along(*block, last_spatial_var(*block)))
-    gather_unrolled = try_step(sch, [&](Schedule& s) { s.unroll(inner); });
+    gather_unrolled = sch.try_apply("unroll the gathering loop of " + name,
+                                    [&](Schedule& s) { s.unroll(inner); });
   if (gather_unrolled) width = 1;
   if (width > 1) {
-    try_step(sch, [&](Schedule& s) {
+    sch.try_apply("vectorize " + name, [&](Schedule& s) {
       LoopRV vec = inner;
       if (!known || width < extent) {
         std::vector<LoopRV> parts = s.split(inner, {nullptr, tir::make_int(width)});
@@ -228,13 +215,13 @@ void schedule_block_generic(Schedule& sch, const std::string& name, int vector_b
     else if (width == 1)  // scalar: the innermost loop itself
       above = inner;
     if (above)
-      try_step(sch, [&](Schedule& s) {
+      sch.try_apply("unroll " + name, [&](Schedule& s) {
         std::vector<LoopRV> parts = s.split(*above, {nullptr, tir::make_int(knobs.unroll)});
         s.unroll(parts[1]);
       });
   }
   if (to_fuse.empty()) return;
-  try_step(sch, [&](Schedule& s) {
+  sch.try_apply("parallel " + name, [&](Schedule& s) {
     LoopRV fused = to_fuse.size() == 1 ? to_fuse[0] : s.fuse(to_fuse);
     s.parallel(fused);
   });
@@ -267,9 +254,15 @@ const ir::CallNode* find_anchor(const ir::Function& fn) {
   return anchor;
 }
 
-tir::PrimFunc with_schedule_attrs(const tir::PrimFunc& func, const ir::DictAttrs& attrs) {
+// The scheduled function with attrs added, and the steps its schedule refused.
+tir::PrimFunc with_schedule_attrs(const Schedule& sch, const ir::DictAttrs& attrs) {
+  const tir::PrimFunc& func = sch.func();
   ir::DictAttrs merged = func->func_attrs;
   for (const auto& [key, value] : attrs.entries) merged = merged.with(key, value);
+  std::string refused;
+  for (const std::string& step : sch.refused_steps())
+    refused += (refused.empty() ? "" : "; ") + step;
+  if (!refused.empty()) merged = merged.with(topi::kScheduleRefusedAttr, refused);
   return tir::PrimFuncNode::make(func->params, func->buffer_map, func->body, merged);
 }
 
@@ -294,7 +287,7 @@ PreparedGroup prepare_group(const tir::PrimFunc& func, const ir::Function& fn) {
   for (const BlockRV& block : sch.get_child_blocks(sch.get_block("root"))) {
     const tir::Block node = sch.get(block);
     if (writes_any(*node, outputs) || has_reduce_vars(*node)) continue;
-    try_step(sch, [&](Schedule& s) { s.compute_inline(block); });
+    sch.try_apply("inline " + block.name, [&](Schedule& s) { s.compute_inline(block); });
   }
   group.remaining = sch.get_child_blocks(sch.get_block("root"));
   for (size_t i = 0; i < group.remaining.size(); ++i)
@@ -314,24 +307,35 @@ topi::ScheduleArgs strategy_args(const PreparedGroup& group, const ir::CallNode&
   return args;
 }
 
+// The anchor op's strategy records that schedule kernels, highest priority first.
+std::vector<const topi::Strategy*> scheduling_strategies(const std::string& op,
+                                                         const LowerGroupOptions& options) {
+  std::vector<const topi::Strategy*> found;
+  for (const topi::Strategy* s : topi::find_strategies(op, options.strategy_keys))
+    if (s->schedule) found.push_back(s);
+  return found;
+}
+
 }  // namespace
 
 GroupKnobSpace group_knob_space(const ir::Function& fn, const LowerGroupOptions& options) {
   GroupKnobSpace result;
   const ir::CallNode* anchor = find_anchor(fn);
-  const topi::ScheduleStrategy* strategy =
-      anchor ? topi::find_schedule(anchor->op()->name) : nullptr;
-  if (strategy && !strategy->space) return result;  // a strategy without knobs
-  if (strategy) {
+  const std::vector<const topi::Strategy*> strategies =
+      anchor ? scheduling_strategies(anchor->op()->name, options)
+             : std::vector<const topi::Strategy*>{};
+  if (!strategies.empty()) {
+    const topi::Strategy& strategy = *strategies.front();
+    if (!strategy.space) return result;  // a strategy without knobs
     LowerGroupOptions naive = options;
     naive.schedule = false;
     PreparedGroup group = prepare_group(lower_primitive(fn, "kernel", naive), fn);
     try {
-      result.knobs = strategy->space(group.sch, strategy_args(group, *anchor, options));
-      result.strategy = strategy->name;
+      result.knobs = strategy.space(group.sch, strategy_args(group, *anchor, options));
+      result.strategy = strategy.name;
       return result;
     } catch (const Error& e) {
-      result.declined = strategy->name + ": " + e.what();
+      result.declined = strategy.name + ": " + e.what();
     }
   }
   // The generic schedule runs: its knobs.
@@ -361,25 +365,37 @@ tir::PrimFunc schedule_group(const tir::PrimFunc& func, const ir::Function& fn,
   // otherwise. Either way the kernel records which one ran, and why a strategy declined.
   ir::DictAttrs attrs;
   if (const ir::CallNode* anchor = find_anchor(fn)) {
-    if (const topi::ScheduleStrategy* strategy = topi::find_schedule(anchor->op()->name)) {
+    const std::string& op = anchor->op()->name;
+    std::string declined;
+    auto decline = [&](const std::string& strategy, const std::string& reason) {
+      declined += (declined.empty() ? "" : "; ") + strategy + ": " + reason;
+    };
+    const std::vector<const topi::Strategy*> strategies = scheduling_strategies(op, options);
+    for (const topi::Strategy* strategy : strategies) {
       topi::ScheduleArgs args = strategy_args(group, *anchor, options);
       args.config = options.config_for ? options.config_for(fn, options) : nullptr;
       Schedule attempt = sch;
       try {
         strategy->schedule(attempt, args);
-        return with_schedule_attrs(attempt.func(),
-                                   ir::DictAttrs().with(topi::kScheduleAttr, strategy->name));
+        ir::DictAttrs ran = ir::DictAttrs().with(topi::kScheduleAttr, strategy->name);
+        if (!declined.empty()) ran = ran.with(topi::kScheduleDeclinedAttr, declined);
+        return with_schedule_attrs(attempt, ran);
       } catch (const Error& e) {
-        attrs = attrs.with(topi::kScheduleDeclinedAttr, strategy->name + ": " + e.what());
+        decline(strategy->name, e.what());
       }
-    } else if (const topi::LayoutStrategy* layout = topi::find_layout(anchor->op()->name)) {
-      // An op whose strategy starts with a layout (a convolution to be blocked) reaches the
-      // scheduler in its own form only when that strategy declined it: say why again here.
-      std::string reason = layout->check(*anchor, anchor->checked_type, options.vector_bits / 32);
-      if (reason.empty())
-        reason = "not rewritten to its layout (AlterOpLayout runs at -O3, on constant weights)";
-      attrs = attrs.with(topi::kScheduleDeclinedAttr, layout->name + ": " + reason);
     }
+    if (strategies.empty())
+      if (const topi::Strategy* layout =
+              topi::find_strategy(op, options.strategy_keys, topi::LayoutRole::Anchor)) {
+        // An op whose strategy starts with a layout (a convolution to be blocked) reaches the
+        // scheduler in its own form only when that strategy declined it: say why again here.
+        std::string reason =
+            layout->layout.check(*anchor, anchor->checked_type, options.vector_bits / 32);
+        if (reason.empty())
+          reason = "not rewritten to its layout (AlterOpLayout runs at -O3, on constant weights)";
+        decline(layout->name, reason);
+      }
+    if (!declined.empty()) attrs = attrs.with(topi::kScheduleDeclinedAttr, declined);
   }
   GenericKnobs knobs;
   if (const KnobConfig* config = options.config_for ? options.config_for(fn, options) : nullptr) {
@@ -399,7 +415,7 @@ tir::PrimFunc schedule_group(const tir::PrimFunc& func, const ir::Function& fn,
   }
   for (const BlockRV& block : remaining)
     schedule_block_generic(sch, block.name, options.vector_bits, knobs);
-  return with_schedule_attrs(sch.func(), attrs.with(topi::kScheduleAttr, std::string("generic")));
+  return with_schedule_attrs(sch, attrs.with(topi::kScheduleAttr, std::string("generic")));
 }
 
 }  // namespace anvil::lower

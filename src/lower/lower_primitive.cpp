@@ -9,7 +9,7 @@
 #include "anvil/ir/op.h"
 #include "anvil/ir/parser.h"
 #include "anvil/lower/lower.h"
-#include "anvil/topi/topi.h"
+#include "anvil/topi/strategy.h"
 #include "lower/default_schedule.h"
 
 namespace anvil::lower {
@@ -64,7 +64,8 @@ te::Tensor scalar_constant(const Tensor& value) {
 
 class GroupBuilder {
  public:
-  explicit GroupBuilder(const ir::Function& fn) : fn_(fn) {}
+  GroupBuilder(const ir::Function& fn, const std::vector<std::string>& strategy_keys)
+      : fn_(fn), strategy_keys_(strategy_keys) {}
 
   std::vector<te::Tensor> build_inputs() {
     std::vector<te::Tensor> inputs;
@@ -119,7 +120,7 @@ class GroupBuilder {
   GroupValue eval_call(const ir::CallNode& call) {
     const ir::OpNode* op = call.op();
     if (!op) throw_error("a fused group calls something that is not an operator");
-    const topi::ComputeFn* compute = topi::find_compute(op->name);
+    const topi::ComputeFn* compute = topi::find_strategy_compute(op->name, strategy_keys_);
     if (!compute) throw_error("operator '", op->name, "' has no compute for code generation");
     std::vector<te::Tensor> inputs;
     for (const ir::Expr& arg : call.args) {
@@ -163,6 +164,7 @@ class GroupBuilder {
   }
 
   const ir::Function& fn_;
+  const std::vector<std::string>& strategy_keys_;
   std::unordered_map<const ir::ExprNode*, GroupValue> values_;
   topi::DimVars dim_vars_;
 
@@ -204,7 +206,7 @@ tir::PrimFunc with_size_var_params(const tir::PrimFunc& func, const topi::DimVar
 
 tir::PrimFunc lower_primitive(const ir::Function& fn, const std::string& name,
                               const LowerGroupOptions& options) {
-  GroupBuilder builder(fn);
+  GroupBuilder builder(fn, options.strategy_keys);
   std::vector<te::Tensor> args = builder.build_inputs();
   std::vector<te::Tensor> outputs;
   flatten_into(builder.eval(fn->body), outputs);

@@ -216,7 +216,8 @@ class GraphExecutor::Impl {
     for (size_t i = 0; i < calls_.size(); ++i) {
       const detail::GraphNode& node = spec_.nodes[size_t(calls_[i].node)];
       rows.push_back(KernelProfile{node.name, node.func_name, total_ms[i] / repeat, 0.0,
-                                   node.fused_ops, node.flops, node.schedule});
+                                   node.fused_ops, node.flops, node.schedule,
+                                   node.schedule_refused});
     }
     rank_kernel_profile(rows);
     return rows;

@@ -160,6 +160,9 @@ class GraphParser {
       node.fused_ops = fused->get<std::string>();
     if (auto schedule = attrs.find("schedule"); schedule != attrs.end() && schedule->is_string())
       node.schedule = schedule->get<std::string>();
+    if (auto refused = attrs.find("schedule_refused");
+        refused != attrs.end() && refused->is_string())
+      node.schedule_refused = refused->get<std::string>();
     if (auto flops = attrs.find("flops"); flops != attrs.end())
       node.flops = std::max<int64_t>(0, attr_integer(*flops, where + " attrs 'flops'"));
   }

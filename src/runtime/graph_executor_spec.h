@@ -26,9 +26,10 @@ struct GraphNode {
   bool is_input = false;
   std::string name;
   std::string func_name;  // tvm_op only
-  std::string fused_ops;  // optional attrs "fused_ops" (the ops in the kernel), "flops" and
-  int64_t flops = 0;      // "schedule" (the schedule strategy that compiled it)
-  std::string schedule;
+  std::string fused_ops;  // optional attrs "fused_ops" (the ops in the kernel), "flops",
+  int64_t flops = 0;      // "schedule" (the schedule strategy that compiled it) and
+  std::string schedule;   // "schedule_refused" (the optional steps its schedule refused)
+  std::string schedule_refused;
   std::vector<GraphEntryRef> inputs;
   int num_outputs = 1;
 };

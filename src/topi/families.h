@@ -9,7 +9,7 @@ void register_reduce_computes();     // reduce.cpp: sum/mean/max/..., arg reduct
 void register_transform_computes();  // transform.cpp: reshape, transpose, concat, split, ...
 void register_index_computes();      // index.cpp: take, gather, one_hot, creation ops, ...
 void register_nn_computes();         // nn.cpp: conv, dense, matmul, pool, norms, resize
-void register_qnn_computes();         // qnn.cpp: quantize, dequantize
-void register_x86_schedules();       // x86/schedules.cpp: x86 layout and schedule strategies
+void register_qnn_computes();        // qnn.cpp: quantize, dequantize
+void register_x86_strategies();      // x86/strategies.cpp: the x86 target's strategy records
 
 }  // namespace anvil::topi

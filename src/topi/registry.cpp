@@ -1,9 +1,11 @@
-// Computes and schedules hang off the op table rows under their own keys, so the op table
-// stays the one place that lists operators.
+// Computes, shape functions and strategy records hang off the op table rows under their own
+// keys, so the op table stays the one place that lists operators.
 #include <algorithm>
+#include <map>
 #include <mutex>
 
 #include "anvil/ir/op.h"
+#include "anvil/topi/strategy.h"
 #include "anvil/topi/topi.h"
 #include "topi/families.h"
 
@@ -11,9 +13,17 @@ namespace anvil::topi {
 namespace {
 
 constexpr const char* kComputeKey = "te_compute";
-constexpr const char* kScheduleKey = "x86_schedule";
-constexpr const char* kLayoutKey = "x86_layout";
+constexpr const char* kStrategiesKey = "strategies";
 constexpr const char* kShapeComputeKey = "te_shape_compute";
+
+// An op's strategy records by target key, each list highest priority first.
+using StrategyTable = std::map<std::string, std::vector<Strategy>, std::less<>>;
+
+// The keys a CPU target (llvm, c) looks up when its target string names none.
+const std::vector<std::string>& cpu_target_keys() {
+  static const std::vector<std::string> keys = {"x86"};
+  return keys;
+}
 
 void register_all_families() {
   static std::once_flag once;
@@ -24,7 +34,7 @@ void register_all_families() {
     register_index_computes();
     register_nn_computes();
     register_qnn_computes();
-    register_x86_schedules();
+    register_x86_strategies();
   });
 }
 
@@ -152,24 +162,44 @@ const ShapeCompute* find_shape_compute(std::string_view op_name) {
   return find_entry<ShapeCompute>(op_name, kShapeComputeKey);
 }
 
-void register_schedule(
-    std::string_view op_name, std::string strategy_name, ScheduleFn schedule,
-    std::function<std::vector<KnobSpace>(const tir::Schedule&, const ScheduleArgs&)> space) {
-  ir::OpTable::global().get_mutable(op_name).set_extra(
-      kScheduleKey,
-      ScheduleStrategy{std::move(strategy_name), std::move(schedule), std::move(space)});
+void register_strategy(std::string_view op_name, std::string_view target_key, Strategy strategy) {
+  ir::OpDef& def = ir::OpTable::global().get_mutable(op_name);
+  if (!def.get_extra<StrategyTable>(kStrategiesKey)) def.set_extra(kStrategiesKey, StrategyTable{});
+  auto& table = std::any_cast<StrategyTable&>(def.extra.at(kStrategiesKey));
+  std::vector<Strategy>& records = table[std::string(target_key)];
+  // After every record of higher or equal priority: registration order breaks ties.
+  auto at = std::find_if(records.begin(), records.end(),
+                         [&](const Strategy& s) { return s.priority < strategy.priority; });
+  records.insert(at, std::move(strategy));
 }
 
-const ScheduleStrategy* find_schedule(std::string_view op_name) {
-  return find_entry<ScheduleStrategy>(op_name, kScheduleKey);
+std::vector<const Strategy*> find_strategies(std::string_view op_name,
+                                             std::span<const std::string> target_keys) {
+  if (target_keys.empty()) target_keys = cpu_target_keys();
+  std::vector<const Strategy*> found;
+  const StrategyTable* table = find_entry<StrategyTable>(op_name, kStrategiesKey);
+  if (!table) return found;
+  for (const std::string& key : target_keys) {
+    auto it = table->find(key);
+    if (it == table->end() || it->second.empty()) continue;
+    for (const Strategy& s : it->second) found.push_back(&s);
+    break;
+  }
+  return found;
 }
 
-void register_layout(std::string_view op_name, LayoutStrategy strategy) {
-  ir::OpTable::global().get_mutable(op_name).set_extra(kLayoutKey, std::move(strategy));
+const Strategy* find_strategy(std::string_view op_name, std::span<const std::string> target_keys,
+                              LayoutRole role) {
+  for (const Strategy* s : find_strategies(op_name, target_keys))
+    if (s->layout_role == role) return s;
+  return nullptr;
 }
 
-const LayoutStrategy* find_layout(std::string_view op_name) {
-  return find_entry<LayoutStrategy>(op_name, kLayoutKey);
+const ComputeFn* find_strategy_compute(std::string_view op_name,
+                                       std::span<const std::string> target_keys) {
+  for (const Strategy* s : find_strategies(op_name, target_keys))
+    if (s->compute) return &s->compute;
+  return find_compute(op_name);
 }
 
 std::string config_mismatch(const std::vector<KnobSpace>& space, const ScheduleConfig& config,

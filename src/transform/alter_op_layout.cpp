@@ -1,10 +1,10 @@
-// AlterOpLayout: a target-neutral driver of the targets' layout strategies. Each op with a
-// layout strategy (topi::find_layout: x86 convolutions to NCHW{b}c with packed weights, dense
-// layers to packed column panels) is asked for its rewrite; the ops around a blocked value
-// (elementwise, broadcast binary, bias, pools, concatenate, spatial slices) follow it into the
-// blocked layout, so that layout changes are paid once at the edges of a run of convolutions
-// rather than around each one. A strategy that declines says why, and the reason is reported
-// as a remark.
+// AlterOpLayout: a target-neutral driver of the targets' strategy records, which knows no op.
+// Each op whose record is a layout anchor (on x86: convolutions to NCHW{b}c with packed
+// weights, dense layers to packed column panels) is asked for its rewrite; the ops whose records
+// follow (elementwise, broadcast binary, bias, pools, concatenate, spatial slices: each record
+// names its rule, implemented here once) are carried into the blocked layout, so that layout
+// changes are paid once at the edges of a run of convolutions rather than around each one. A
+// strategy that declines says why, and the reason is reported as a remark.
 //
 // Every rewritten call remembers its blocked form; a consumer that works in the blocked layout
 // takes that form directly, any other consumer gets (one shared) layout_transform back to
@@ -19,7 +19,7 @@
 #include "anvil/ir/attrs/nn.h"
 #include "anvil/ir/attrs/transform.h"
 #include "anvil/ir/dim.h"
-#include "anvil/topi/topi.h"
+#include "anvil/topi/strategy.h"
 #include "anvil/transform/passes.h"
 #include "transform/pass_util.h"
 
@@ -96,30 +96,18 @@ std::optional<ir::Expr> relayout_channel_constant(const Tensor& c, int64_t chann
 
 class LayoutAlterer : public detail::TypedMutator {
  public:
-  LayoutAlterer(int vector_lanes, std::vector<std::string>* remarks)
-      : lanes_(vector_lanes), remarks_(remarks) {}
+  LayoutAlterer(int vector_lanes, std::vector<std::string> strategy_keys,
+                std::vector<std::string>* remarks)
+      : lanes_(vector_lanes), keys_(std::move(strategy_keys)), remarks_(remarks) {}
 
   ir::Expr mutate_Call(const ir::CallNode* node, const ir::Expr& self) override {
     const ir::OpNode* op = node->op();
     if (op) {
-      if (const topi::LayoutStrategy* strategy = topi::find_layout(op->name))
-        if (std::optional<ir::Expr> rewritten = apply(*strategy, *node, self)) return *rewritten;
-      std::optional<BlockedValue> blocked;
-      if (op->def->pattern == ir::OpPattern::ElemWise && node->args.size() == 1)
-        blocked = rewrite_unary(*node, self);
-      else if (kBinaryOps.count(op->name))
-        blocked = rewrite_binary(*node, self);
-      else if (kPoolOps.count(op->name))
-        blocked = rewrite_pool(*node, self);
-      else if (op->name == "nn.bias_add")
-        blocked = rewrite_bias_add(*node);
-      else if (kScalarParameterOps.count(op->name))
-        blocked = rewrite_with_scalar_parameters(*node, self);
-      else if (op->name == "concatenate")
-        blocked = rewrite_concatenate(*node, self);
-      else if (op->name == "strided_slice")
-        blocked = rewrite_spatial_slice(*node, self);
-      if (blocked) {
+      std::vector<const topi::Strategy*> records = topi::find_strategies(op->name, keys_);
+      for (const topi::Strategy* record : records)
+        if (record->layout_role == topi::LayoutRole::Anchor)
+          if (std::optional<ir::Expr> rewritten = apply(*record, *node, self)) return *rewritten;
+      if (std::optional<BlockedValue> blocked = follow(follow_rule(*op, records), *node, self)) {
         blocked_[self.get()] = *blocked;
         return as_nchw(*blocked);
       }
@@ -128,29 +116,51 @@ class LayoutAlterer : public detail::TypedMutator {
   }
 
  private:
-  inline static const std::unordered_set<std::string> kBinaryOps = {
-      "add", "subtract", "multiply", "divide", "maximum", "minimum", "qnn.add", "qnn.mul"};
+  // How the op follows a blocked operand: its record's rule; an op the target has no record
+  // for follows by its fusion pattern alone when that is elementwise.
+  static topi::FollowRule follow_rule(const ir::OpNode& op,
+                                      const std::vector<const topi::Strategy*>& records) {
+    for (const topi::Strategy* record : records)
+      if (record->layout_role == topi::LayoutRole::Follows) return record->follow;
+    if (records.empty() && op.def->pattern == ir::OpPattern::ElemWise)
+      return topi::FollowRule::Elementwise;
+    return topi::FollowRule::None;
+  }
 
-  // Ops that are elementwise on their first argument when every other argument is one value
-  // (a per-tensor scale and zero point).
-  inline static const std::unordered_set<std::string> kScalarParameterOps = {"qnn.quantize",
-                                                                             "qnn.dequantize"};
-
-  // Pools whose computes read any layout, the blocked ones included.
-  inline static const std::unordered_set<std::string> kPoolOps = {
-      "nn.max_pool2d", "nn.avg_pool2d", "nn.global_max_pool2d", "nn.global_avg_pool2d"};
+  std::optional<BlockedValue> follow(topi::FollowRule rule, const ir::CallNode& call,
+                                     const ir::Expr& self) {
+    switch (rule) {
+      case topi::FollowRule::None:
+        return std::nullopt;
+      case topi::FollowRule::Elementwise:
+        return call.args.size() == 1 ? rewrite_unary(call, self) : std::nullopt;
+      case topi::FollowRule::BroadcastBinary:
+        return rewrite_binary(call, self);
+      case topi::FollowRule::BiasAdd:
+        return rewrite_bias_add(call);
+      case topi::FollowRule::ScalarParameters:
+        return rewrite_with_scalar_parameters(call, self);
+      case topi::FollowRule::Pool:
+        return rewrite_pool(call, self);
+      case topi::FollowRule::Concatenate:
+        return rewrite_concatenate(call, self);
+      case topi::FollowRule::SpatialSlice:
+        return rewrite_spatial_slice(call, self);
+    }
+    return std::nullopt;
+  }
 
   // The call as the strategy rewrites it (its NCHW value, the blocked form remembered), or
   // nullopt with a remark saying why the strategy declined.
-  std::optional<ir::Expr> apply(const topi::LayoutStrategy& strategy, const ir::CallNode& call,
+  std::optional<ir::Expr> apply(const topi::Strategy& strategy, const ir::CallNode& call,
                                 const ir::Expr& self) {
-    std::string reason = strategy.check(call, self->checked_type, lanes_);
+    std::string reason = strategy.layout.check(call, self->checked_type, lanes_);
     if (reason.empty()) {
       topi::LayoutArgs args{call, self->checked_type, lanes_,
                             [&](size_t i) { return mutate(call.args.at(i)); },
                             [&](int64_t block) { return as_blocked(call.args.at(0), block); }};
       try {
-        topi::LayoutRewrite rewrite = strategy.rewrite(args);
+        topi::LayoutRewrite rewrite = strategy.layout.rewrite(args);
         if (rewrite.out_block == 0) return rewrite.expr;
         std::optional<std::vector<ir::Dim>> shape = nchw_dims(self);
         ANVIL_ICHECK(shape, strategy.name, " blocked a value that is not 4-D NCHW");
@@ -355,6 +365,7 @@ class LayoutAlterer : public detail::TypedMutator {
   };
 
   int lanes_;
+  std::vector<std::string> keys_;
   std::vector<std::string>* remarks_;
   std::unordered_map<const ir::ExprNode*, BlockedValue> blocked_;
   // The forward (or re-blocking) transforms built so far, by original value and block.
@@ -365,12 +376,13 @@ class LayoutAlterer : public detail::TypedMutator {
 }  // namespace
 
 ir::IRModule alter_op_layout(const ir::IRModule& mod, int vector_lanes,
-                             std::vector<std::string>* remarks) {
+                             std::vector<std::string>* remarks,
+                             const std::vector<std::string>& strategy_keys) {
   if (vector_lanes < 1)
     throw_error("alter_op_layout: vector_lanes must be positive, got ", vector_lanes);
   ir::IRModule typed = ir::infer_type(mod);
   if (!typed.contains("main")) return typed;
-  LayoutAlterer alterer(vector_lanes, remarks);
+  LayoutAlterer alterer(vector_lanes, strategy_keys, remarks);
   ir::Expr main = alterer.mutate(ir::Expr(typed.get_function("main")));
   const auto* fn = ir::as<ir::FunctionNode>(main);
   ANVIL_ICHECK(fn, "alter_op_layout turned @main into a ", ir::expr_kind_name(main->kind));

@@ -2,11 +2,10 @@
 // refused primitive fails instead of falling back) against the reference of the direct
 // blocked convolution of the same OIHW weight: maps not divisible by 4, padding 0 and 1,
 // 16 and 32 channels, with and without a fused epilogue, AVX-512 and AVX2 blocks.
-#include "topi/x86/conv2d_winograd.h"
-
 #include <gtest/gtest.h>
 
 #include "ir/op/winograd_transforms.h"
+#include "topi/x86/nn_conv_winograd.h"
 #include "topi/x86_schedule_check.h"
 
 namespace anvil {

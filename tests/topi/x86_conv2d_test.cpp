@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "topi/topi_test_util.h"
-#include "topi/x86/conv2d_nchwc.h"
+#include "topi/x86/nn_conv.h"
 #include "topi/x86/x86_util.h"
 #include "topi/x86_schedule_check.h"
 

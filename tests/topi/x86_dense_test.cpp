@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "topi/topi_test_util.h"
-#include "topi/x86/dense.h"
+#include "topi/x86/nn_dense.h"
 #include "topi/x86_schedule_check.h"
 
 namespace anvil {

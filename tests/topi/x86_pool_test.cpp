@@ -7,7 +7,7 @@
 
 #include "anvil/tir/functor.h"
 #include "topi/topi_test_util.h"
-#include "topi/x86/pool.h"
+#include "topi/x86/nn_pool.h"
 #include "topi/x86_schedule_check.h"
 
 namespace anvil {

@@ -17,7 +17,7 @@
 #include "anvil/reference/reference.h"
 #include "anvil/tir/printer.h"
 #include "anvil/tir/transform.h"
-#include "anvil/topi/topi.h"
+#include "anvil/topi/strategy.h"
 #include "topi/topi_test_util.h"
 
 namespace anvil::x86_test {
@@ -66,7 +66,9 @@ inline tir::PrimFunc schedule_group_with(const std::string& function_text,
   ir::Function fn = topi_test::primitive_function(function_text);
   reference_run(fn, inputs, expected);
 
-  const topi::ScheduleStrategy* strategy = topi::find_schedule(anchor_op);
+  const topi::Strategy* strategy = nullptr;
+  for (const topi::Strategy* record : topi::find_strategies(anchor_op, {}))
+    if (!strategy && record->schedule) strategy = record;
   if (!strategy) throw Error("no x86 schedule for " + anchor_op);
   lower::LowerGroupOptions options;
   options.vector_bits = vector_bits;

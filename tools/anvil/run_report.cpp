@@ -77,9 +77,13 @@ void print_profile(const std::vector<KernelProfile>& rows, double run_ms) {
   for (const KernelProfile& row : rows) any |= !row.schedule.empty();
   if (!any) return;
   std::printf("schedules:\n");
-  for (const KernelProfile& row : rows)
+  for (const KernelProfile& row : rows) {
     std::printf("  %-40s %s\n", row.node_name.c_str(),
                 row.schedule.empty() ? "-" : row.schedule.c_str());
+    // The optional steps the schedule tried and was refused: a fallback is never silent.
+    if (!row.schedule_refused.empty())
+      std::printf("  %-40s refused: %s\n", "", row.schedule_refused.c_str());
+  }
 }
 
 std::string binary_bytes(int64_t bytes) {

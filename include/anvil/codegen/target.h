@@ -1,5 +1,6 @@
 // Code generation targets: "llvm" (the host CPU unless -mcpu says otherwise),
-// "llvm -mcpu=znver4 -mattr=+avx512f,+fma", or "c".
+// "llvm -mcpu=znver4 -mattr=+avx512f,+fma", or "c"; either may name the keys of its strategy
+// records ("c -keys=mychip,x86").
 #pragma once
 
 #include <map>
@@ -15,6 +16,9 @@ struct Target {
   std::vector<std::string> mattrs;  // "+avx512f", "-avx512bw", ...
   std::string mtriple;              // empty: the host triple
   int opt_level = 3;                // LLVM's -O level, "-opt-level=N"
+  // The keys under which ops' strategy records are looked up, most specific first
+  // ("-keys=mychip,x86"); empty: the CPU's ("x86").
+  std::vector<std::string> keys;
 
   // Parses a target string; throws Error naming the bad part ("unknown target kind 'cuda'",
   // "unknown option '-foo' in target 'llvm -foo'", "unknown CPU 'znver9'").

@@ -93,11 +93,16 @@ struct OpDef {
     extra[key] = std::move(value);
     return *this;
   }
-  // The value under key, or nullptr.
+  // The value under key, or nullptr when there is none. A value of another type is an
+  // internal error: a registration under the wrong type must not pass for a missing one.
   template <typename T>
   const T* get_extra(const std::string& key) const {
     auto it = extra.find(key);
-    return it == extra.end() ? nullptr : std::any_cast<T>(&it->second);
+    if (it == extra.end()) return nullptr;
+    const T* value = std::any_cast<T>(&it->second);
+    ANVIL_ICHECK(value != nullptr, "op ", name, ": entry '", key, "' holds a ",
+                 it->second.type().name(), ", not the type asked for");
+    return value;
   }
   int num_inputs() const { return int(input_names.size()); }
 };

@@ -1,6 +1,6 @@
 // Lowering of fused groups: a primitive graph function (one group of FuseOps) becomes one
 // PrimFunc in scheduled form, built from each op's TE compute (anvil/topi/topi.h) and
-// scheduled by the anchor op's hand-written schedule or the generic default.
+// scheduled by the anchor op's strategy records (anvil/topi/strategy.h) or the generic default.
 #pragma once
 
 #include <cstdint>
@@ -22,7 +22,10 @@ using KnobConfig = topi::ScheduleConfig;
 struct LowerGroupOptions {
   int vector_bits = 512;             // SIMD width of the target
   std::string target_kind = "llvm";  // "llvm" or "c"
-  bool schedule = true;              // false: leave the naive loop nests (for debugging)
+  // The target keys whose strategy records (anvil/topi/strategy.h) compute and schedule the
+  // group, most specific first; empty: the CPU's ("x86").
+  std::vector<std::string> strategy_keys;
+  bool schedule = true;  // false: leave the naive loop nests (for debugging)
   // The knob values to schedule a group with (a tuner's choice or a tuning record's), or null
   // for the heuristic's; called with the group and these options. A config the anchor's
   // strategy refuses makes it decline, which the kernel records (topi::kScheduleDeclinedAttr).

@@ -26,10 +26,11 @@ struct KernelProfile {
   std::string node_name;
   std::string func_name;
   double mean_ms = 0;
-  double percent = 0;     // of the summed kernel time
-  std::string fused_ops;  // the ops compiled into the kernel, when the graph says
-  int64_t flops = 0;      // floating-point operations per call, when the graph says
-  std::string schedule;   // the schedule strategy that compiled it, when the graph says
+  double percent = 0;            // of the summed kernel time
+  std::string fused_ops;         // the ops compiled into the kernel, when the graph says
+  int64_t flops = 0;             // floating-point operations per call, when the graph says
+  std::string schedule;          // the schedule strategy that compiled it, when the graph says
+  std::string schedule_refused;  // the optional schedule steps refused in it, when any were
 };
 
 // Fills each row's share of the summed kernel time from the rows' mean times, and orders them

@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "anvil/tir/tir.h"
@@ -98,8 +100,28 @@ class Schedule {
   // Replaces the nest under loop with the registered intrinsic's implementation.
   void tensorize(const LoopRV& loop, const std::string& intrin_name);
 
+  // Runs step (primitives on the schedule it is given) on a copy and keeps the copy only when
+  // every primitive was accepted, so that an optional refinement never costs the rest of a
+  // schedule. A refused step leaves the schedule as it was, is recorded as "<what>: <reason>"
+  // in refused_steps(), and returns false.
+  template <typename Step>
+  bool try_apply(std::string_view what, Step&& step) {
+    Schedule attempt = *this;
+    try {
+      step(attempt);
+    } catch (const Error& e) {
+      refused_.push_back(std::string(what) + ": " + e.what());
+      return false;
+    }
+    *this = std::move(attempt);
+    return true;
+  }
+  // The steps try_apply refused, in order.
+  const std::vector<std::string>& refused_steps() const { return refused_; }
+
  private:
   PrimFunc func_;
+  std::vector<std::string> refused_;
 };
 
 }  // namespace anvil::tir

@@ -1,7 +1,8 @@
-// Operator lowering (TVM's TOPI): for each operator of the op table, a tensor-expression
-// compute that builds its outputs from te placeholders, and optionally a hand-written
-// schedule for the fused kernel it anchors. Both live beside the op table as per-op entries,
-// registered by the family files in src/topi/.
+// Operator lowering (TVM's TOPI): for each operator of the op table, a target-neutral
+// tensor-expression compute that builds its outputs from te placeholders (and, for ops whose
+// output dims depend on values, a shape function). They live beside the op table as per-op
+// entries, registered by the family files in src/topi/. What a target does beyond that (its
+// layouts, computes and schedules) is the op's strategy record (anvil/topi/strategy.h).
 #pragma once
 
 #include <functional>
@@ -13,8 +14,6 @@
 
 #include "anvil/ir/ir.h"
 #include "anvil/te/te.h"
-#include "anvil/tir/schedule.h"
-#include "anvil/topi/knobs.h"
 
 namespace anvil::topi {
 
@@ -94,95 +93,5 @@ const ShapeCompute* find_shape_compute(std::string_view op_name);
 
 // Names of the ops in the op table that have no compute, sorted.
 std::vector<std::string> ops_without_compute();
-
-// What an anchor schedule sees. The PrimFunc being scheduled computes one fused group; every
-// injective producer has already been inlined. `anchor_block` computes the anchor op's
-// output (the op whose schedule this is); `epilogue_blocks` are the blocks after it that
-// consume it elementwise, in program order (the last one writes the group's output; empty
-// when the anchor itself writes it).
-struct ScheduleArgs {
-  const ir::CallNode& anchor;
-  std::string anchor_block;
-  std::vector<std::string> epilogue_blocks;
-  int vector_bits = 512;    // the target's SIMD width in bits (128, 256, 512)
-  std::string target_kind;  // "llvm" or "c"
-  // Knob values chosen by a tuner for this group (null: the heuristic's); a knob it does not
-  // name keeps the heuristic's value, a name or value outside the space is an Error.
-  const ScheduleConfig* config = nullptr;
-};
-
-// Rewrites the fused group's schedule around its anchor (tiling, vectorizing, parallel
-// loops, placing the epilogue blocks). Must leave the function in scheduled form. It declines
-// a group it was not written for by throwing Error with the reason, which the kernel then
-// carries (kScheduleDeclinedAttr) while the generic schedule runs instead.
-using ScheduleFn = std::function<void(tir::Schedule&, const ScheduleArgs&)>;
-
-// A hand-written schedule of an anchor op for one target family, under the name that
-// profiles and the tensor IR show for the kernels it schedules ("x86.conv2d_nchwc").
-struct ScheduleStrategy {
-  std::string name;
-  ScheduleFn schedule;
-  // The knobs of the schedule and their values for the group (the function in the state the
-  // schedule receives it); null for a schedule without knobs. Throws Error where the schedule
-  // would decline.
-  std::function<std::vector<KnobSpace>(const tir::Schedule&, const ScheduleArgs&)> space;
-};
-
-// The PrimFunc attrs in which scheduling records, per kernel, the strategy that scheduled it
-// ("generic" for the default schedule) and, when the anchor's strategy declined,
-// "<strategy>: <reason>".
-inline constexpr const char* kScheduleAttr = "schedule";
-inline constexpr const char* kScheduleDeclinedAttr = "schedule_declined";
-
-// Attaches a hand-written schedule to an op for the llvm/c targets on x86.
-void register_schedule(
-    std::string_view op_name, std::string strategy_name, ScheduleFn schedule,
-    std::function<std::vector<KnobSpace>(const tir::Schedule&, const ScheduleArgs&)> space =
-        nullptr);
-
-// The hand-written schedule strategy of an op, or nullptr.
-const ScheduleStrategy* find_schedule(std::string_view op_name);
-
-// What a layout strategy sees: one call that AlterOpLayout may rewrite (typed, its arguments
-// as written), the target's float32 vector lanes, and the driver's means to build the new call.
-struct LayoutArgs {
-  const ir::CallNode& call;
-  const ir::Type& out_type;  // the call's inferred type
-  int vector_lanes = 16;
-  // Argument i after its producers were rewritten, in its own (original) layout.
-  std::function<ir::Expr(size_t i)> arg;
-  // The data (argument 0, a 4-D NCHW tensor) in NCHW{block}c: its producer's blocked form
-  // when that has the block, else one layout_transform shared by every consumer.
-  std::function<ir::Expr(int64_t block)> data_blocked;
-};
-
-// A layout strategy's rewrite of a call. out_block 0: expr replaces the call as it is (same
-// shape and layout). Otherwise expr is the call's NCHW result in NCHW{out_block}c, holding
-// stored_channels >= C channels (the extra ones zero), which the driver hands on to consumers
-// that work in the blocked layout.
-struct LayoutRewrite {
-  ir::Expr expr;
-  int64_t out_block = 0;
-  int64_t stored_channels = 0;
-};
-
-// The data layout and weight packing an op's strategy wants on a target (TVM's alter-layout
-// hook), under the strategy's name ("x86.conv2d_nchwc"). `check` tells from the call's types
-// and attrs alone why the strategy does not apply (empty when it does), so the reason can be
-// given again where the kernel is scheduled; `rewrite` builds the new call for a call that
-// passed `check`, and may still decline by throwing Error with the reason (a weight that is
-// not a constant).
-struct LayoutStrategy {
-  std::string name;
-  std::function<std::string(const ir::CallNode& call, const ir::Type& out_type, int vector_lanes)>
-      check;
-  std::function<LayoutRewrite(const LayoutArgs&)> rewrite;
-};
-
-// Attaches a layout strategy to an op for the llvm/c targets on x86.
-void register_layout(std::string_view op_name, LayoutStrategy strategy);
-
-// The layout strategy of an op, or nullptr.
-const LayoutStrategy* find_layout(std::string_view op_name);
 
 }  // namespace anvil::topi

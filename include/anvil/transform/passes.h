@@ -60,16 +60,17 @@ ir::IRModule simplify_expr(const ir::IRModule& mod);
 // layout_transforms sit only where a consumer needs the original layout.
 ir::IRModule convert_layout(const ir::IRModule& mod, const std::string& desired_layout);
 
-// Asks the layout strategy of every op that has one (topi::find_layout; on x86, nn.conv2d in
-// NCHW becomes layout_transform(NCHW -> NCHW{c}c) -> nn.contrib_conv2d_NCHWc with weights
-// re-packed as OIHW{i}i{o}o constants -> layout_transform back, and dense layers take packed
-// column panels); elementwise and broadcast ops between two blocked values are moved into the
-// blocked layout (their constant operands re-laid-out) so that the transforms meet and cancel.
-// vector_lanes is the number of float32 lanes of the target (16 for AVX-512). Each strategy
-// that declines a call adds "op(shapes): strategy declined: reason" to remarks, when given.
-// Only @main is rewritten.
+// Asks the strategy records of the target (topi::find_strategies under strategy_keys; empty:
+// the CPU's, "x86") of every op: an anchor is rewritten to the layout it wants (on x86,
+// nn.conv2d in NCHW becomes layout_transform(NCHW -> NCHW{c}c) -> nn.contrib_conv2d_NCHWc with
+// weights re-packed as OIHW{i}i{o}o constants -> layout_transform back, and dense layers take
+// packed column panels); followers between blocked values move into the blocked layout (their
+// constant operands re-laid-out) so that the transforms meet and cancel. vector_lanes is the
+// number of float32 lanes of the target (16 for AVX-512). Each strategy that declines a call
+// adds "op(shapes): strategy declined: reason" to remarks, when given. Only @main is rewritten.
 ir::IRModule alter_op_layout(const ir::IRModule& mod, int vector_lanes,
-                             std::vector<std::string>* remarks = nullptr);
+                             std::vector<std::string>* remarks = nullptr,
+                             const std::vector<std::string>& strategy_keys = {});
 
 // Each NCHW nn.conv2d with dilation whose taps fall wholly in the padding for whole bands of
 // output rows or columns (static shapes), where that saves at least a third of its

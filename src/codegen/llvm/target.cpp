@@ -14,8 +14,8 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
-#include <map>
 #include <cstdio>
+#include <map>
 #include <mutex>
 #include <sstream>
 
@@ -81,15 +81,14 @@ std::vector<std::string> feature_differences(const std::string& triple, const st
 // Named CPUs by vendor, newest first (a tie in distance goes to the newer one). Names that this
 // LLVM does not know are skipped.
 const std::vector<std::string>& named_cpus(const std::string& vendor) {
-  static const std::vector<std::string> amd = {
-      "znver4", "znver3", "znver2", "znver1",   "bdver4", "bdver3",
-      "bdver2", "bdver1", "btver2", "amdfam10", "k8-sse3"};
+  static const std::vector<std::string> amd = {"znver4", "znver3",   "znver2", "znver1",
+                                               "bdver4", "bdver3",   "bdver2", "bdver1",
+                                               "btver2", "amdfam10", "k8-sse3"};
   static const std::vector<std::string> intel = {
-      "graniterapids",  "sapphirerapids", "alderlake",      "icelake-server",
-      "tigerlake",      "icelake-client", "cooperlake",     "cascadelake",
-      "cannonlake",     "skylake-avx512", "skylake",        "broadwell",
-      "haswell",        "ivybridge",      "sandybridge",    "westmere",
-      "nehalem",        "core2"};
+      "graniterapids",  "sapphirerapids", "alderlake",   "icelake-server", "tigerlake",
+      "icelake-client", "cooperlake",     "cascadelake", "cannonlake",     "skylake-avx512",
+      "skylake",        "broadwell",      "haswell",     "ivybridge",      "sandybridge",
+      "westmere",       "nehalem",        "core2"};
   static const std::vector<std::string> none;
   if (vendor == "amd") return amd;
   if (vendor == "intel") return intel;
@@ -159,8 +158,8 @@ ResolvedTarget resolve_target(const Target& target) {
                            : info->checkFeatures("+avx")   ? 256
                                                            : 128;
     resolved.vnni_512 = info->checkFeatures("+avx512vnni");
-    resolved.vnni_256 = info->checkFeatures("+avxvnni") ||
-                        (resolved.vnni_512 && info->checkFeatures("+avx512vl"));
+    resolved.vnni_256 =
+        info->checkFeatures("+avxvnni") || (resolved.vnni_512 && info->checkFeatures("+avx512vl"));
   } else {
     resolved.vector_bits = 128;
   }
@@ -240,10 +239,15 @@ Target Target::parse(std::string_view text) {
   for (size_t i = 1; i < tokens.size(); ++i) {
     auto [name, value] = split_option(tokens[i]);
     bool known = name == "-mcpu" || name == "-mattr" || name == "-mtriple" || name == "-opt-level";
-    if (!known || target.kind == "c")
+    if ((!known || target.kind == "c") && name != "-keys")
       throw_error("unknown option '", tokens[i], "' in target '", text, "'");
     if (value.empty()) throw_error("option '", name, "' in target '", text, "' needs a value");
-    if (name == "-mcpu") {
+    if (name == "-keys") {
+      for (const std::string& key : split(value, ',')) {
+        if (key.empty()) throw_error("empty key in '", tokens[i], "' of target '", text, "'");
+        target.keys.push_back(key);
+      }
+    } else if (name == "-mcpu") {
       target.mcpu = value;
     } else if (name == "-mtriple") {
       target.mtriple = value;
@@ -306,6 +310,7 @@ std::map<std::string, bool> Target::cpu_features(const std::string& triple,
 
 std::string Target::to_string() const {
   std::string out = kind;
+  if (!keys.empty()) out += " -keys=" + llvm_backend::join(keys, ",");
   if (kind != "llvm") return out;
   if (!mtriple.empty()) out += " -mtriple=" + mtriple;
   if (!mcpu.empty()) out += " -mcpu=" + mcpu;

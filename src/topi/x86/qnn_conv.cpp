@@ -10,6 +10,7 @@
 #include "anvil/ir/attrs/nn.h"
 #include "anvil/tir/schedule.h"
 #include "ir/op/nn_util.h"
+#include "topi/x86/families.h"
 #include "topi/x86/x86_util.h"
 
 namespace anvil::topi::x86 {
@@ -295,7 +296,7 @@ bool pad_rows_at(tir::Schedule& sch, const tir::LoopRV& row, int64_t lanes) {
   for (const tir::BlockRV& b : sch.get_child_blocks(sch.get_block("root")))
     found |= b.name == "pad_temp";
   if (!found) return false;
-  return try_step(sch, [&](tir::Schedule& s) {
+  return sch.try_apply("compute pad_temp under the row task", [&](tir::Schedule& s) {
     tir::BlockRV pad = s.get_block("pad_temp");
     s.compute_at(pad, row);
     // row, h, w, c_block (the one-term reduction's loop of extent 1 is not rebuilt)
@@ -345,14 +346,23 @@ std::vector<KnobSpace> depthwise_int8_knob_space(const tir::Schedule& sch,
 
 }  // namespace
 
-void register_conv2d_int8() {
+void register_qnn_conv_strategies() {
+  // The blocked int8 convolutions exist for these strategies: their computes are the ops' own.
+  const std::vector<DataType> uint8 = {DataType::uint8()};
   register_compute("qnn.contrib_depthwise_conv2d_NCHWc", depthwise_int8_compute);
-  register_schedule("qnn.contrib_depthwise_conv2d_NCHWc", "x86.depthwise_int8",
-                    schedule_depthwise_int8, depthwise_int8_knob_space);
+  register_strategy("qnn.contrib_depthwise_conv2d_NCHWc", "x86",
+                    {.name = "x86.depthwise_int8",
+                     .precisions = uint8,
+                     .schedule = schedule_depthwise_int8,
+                     .space = depthwise_int8_knob_space});
   register_compute(kOp, conv2d_int8_compute);
   for (int64_t lanes : {4, 8, 16})
     tir::register_tensor_intrin(intrin_name(lanes), dot4_intrin(lanes));
-  register_schedule(kOp, "x86.conv2d_int8", schedule_conv2d_int8, conv2d_int8_knob_space);
+  register_strategy(kOp, "x86",
+                    {.name = "x86.conv2d_int8",
+                     .precisions = uint8,
+                     .schedule = schedule_conv2d_int8,
+                     .space = conv2d_int8_knob_space});
 }
 
 }  // namespace anvil::topi::x86

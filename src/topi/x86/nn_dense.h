@@ -7,7 +7,8 @@
 #include <optional>
 #include <vector>
 
-#include "anvil/topi/topi.h"
+#include "anvil/tir/schedule.h"
+#include "anvil/topi/strategy.h"
 
 namespace anvil::topi::x86 {
 
@@ -36,5 +37,10 @@ DenseKnobs default_dense_knobs(const DenseShape& shape, int vector_bits);
 // packed block's when packed), k_panel the divisors of the reduction among 16 .. 512 (and the
 // default; 0 alone for a symbolic reduction).
 std::vector<KnobSpace> dense_space(const DenseShape& shape, int vector_bits);
+
+// The schedule of matrix products without transposes (nn.contrib_dense_pack, nn.matmul,
+// matmul) and its knobs' space for the group being scheduled.
+void schedule_dense(tir::Schedule& sch, const ScheduleArgs& args);
+std::vector<KnobSpace> dense_knob_space(const tir::Schedule& sch, const ScheduleArgs& args);
 
 }  // namespace anvil::topi::x86

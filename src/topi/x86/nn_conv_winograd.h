@@ -7,7 +7,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "anvil/topi/topi.h"
+#include "anvil/tir/schedule.h"
+#include "anvil/topi/strategy.h"
 
 namespace anvil::topi::x86 {
 
@@ -33,5 +34,9 @@ WinogradKnobs default_winograd_knobs(const WinogradShape& shape, int vector_bits
 // The knobs' values a tuner may try: rows 1 to 8 (up to the tiles), oc_tile the divisors of
 // the output blocks up to 4, ic_panel the divisors of the input blocks up to 16.
 std::vector<KnobSpace> winograd_space(const WinogradShape& shape, int vector_bits);
+
+// The schedule of nn.contrib_conv2d_winograd_NCHWc and its knobs' space for the group.
+void schedule_conv2d_winograd(tir::Schedule& sch, const ScheduleArgs& args);
+std::vector<KnobSpace> winograd_knob_space(const tir::Schedule& sch, const ScheduleArgs& args);
 
 }  // namespace anvil::topi::x86

@@ -6,7 +6,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "anvil/topi/topi.h"
+#include "anvil/tir/schedule.h"
+#include "anvil/topi/strategy.h"
 
 namespace anvil::topi::x86 {
 
@@ -31,5 +32,9 @@ PoolKnobs default_pool_knobs(const PoolShape& shape);
 // The knobs' values a tuner may try: parallel 0 or 1, unroll_window 0 or 1 (windowed pools),
 // chains the divisors of the chunks up to 8 (global pools).
 std::vector<KnobSpace> pool_space(const PoolShape& shape);
+
+// The schedule of 2-D pools in NCHW{b}c and its knobs' space for the group being scheduled.
+void schedule_pool(tir::Schedule& sch, const ScheduleArgs& args);
+std::vector<KnobSpace> pool_knob_space(const tir::Schedule& sch, const ScheduleArgs& args);
 
 }  // namespace anvil::topi::x86

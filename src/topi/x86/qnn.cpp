@@ -1,5 +1,5 @@
 // The layout strategy of qnn.conv2d on x86: uint8 data times int8 weights with
-// a zero weight zero point becomes qnn.contrib_conv2d_NCHWc (conv2d_int8.cpp) on
+// a zero weight zero point becomes qnn.contrib_conv2d_NCHWc (qnn_conv.cpp) on
 // NCHW{ib}c data, the weight packed at compile time four input channels deep
 // (OIHW{ib/4}i{ob}o4i). That op sums x * w with the input padded by the data's
 // zero point zx; the sum the quantized convolution wants is of (x - zx) * w, so
@@ -30,6 +30,7 @@
 
 #include "anvil/ir/attrs/nn.h"
 #include "anvil/ir/op.h"
+#include "topi/x86/families.h"
 #include "topi/x86/x86_util.h"
 
 namespace anvil::topi::x86 {
@@ -460,11 +461,30 @@ LayoutRewrite rewrite_int8_dense(const LayoutArgs& args) {
 
 }  // namespace
 
-void register_conv2d_int8_layout() {
-  register_layout("qnn.conv2d",
-                  LayoutStrategy{"x86.conv2d_int8", check_int8_conv, rewrite_int8_conv});
-  register_layout("qnn.dense",
-                  LayoutStrategy{"x86.dense_int8", check_int8_dense, rewrite_int8_dense});
+void register_qnn_strategies() {
+  const std::vector<DataType> int8 = {DataType::uint8(), DataType::int8()};
+  register_strategy("qnn.conv2d", "x86",
+                    {.name = "x86.conv2d_int8",
+                     .precisions = int8,
+                     .layout_role = LayoutRole::Anchor,
+                     .layout = {check_int8_conv, rewrite_int8_conv}});
+  register_strategy("qnn.dense", "x86",
+                    {.name = "x86.dense_int8",
+                     .precisions = int8,
+                     .layout_role = LayoutRole::Anchor,
+                     .layout = {check_int8_dense, rewrite_int8_dense}});
+  // Between blocked int8 convolutions: the quantized adds and products broadcast like float
+  // ones, and (de)quantization with one scale and zero point is elementwise.
+  for (const char* op : {"qnn.add", "qnn.mul"})
+    register_strategy(op, "x86",
+                      {.name = "x86.follow_binary",
+                       .layout_role = LayoutRole::Follows,
+                       .follow = FollowRule::BroadcastBinary});
+  for (const char* op : {"qnn.quantize", "qnn.dequantize"})
+    register_strategy(op, "x86",
+                      {.name = "x86.follow_scalar_parameters",
+                       .layout_role = LayoutRole::Follows,
+                       .follow = FollowRule::ScalarParameters});
 }
 
 }  // namespace anvil::topi::x86

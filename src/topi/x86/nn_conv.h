@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "anvil/tir/schedule.h"
-#include "anvil/topi/topi.h"
+#include "anvil/topi/strategy.h"
 
 namespace anvil::topi::x86 {
 
@@ -44,5 +44,9 @@ Conv2dNCHWcKnobs conv2d_nchwc_knobs(const Conv2dNCHWcShape& shape, const Schedul
 
 // The shape of the anchor block of args; throws Error when it is not a blocked convolution.
 Conv2dNCHWcShape conv2d_nchwc_shape(const tir::Schedule& sch, const ScheduleArgs& args);
+
+// The schedule of nn.contrib_conv2d_NCHWc and its knobs' space for the group being scheduled.
+void schedule_conv2d_nchwc(tir::Schedule& sch, const ScheduleArgs& args);
+std::vector<KnobSpace> conv2d_nchwc_knob_space(const tir::Schedule& sch, const ScheduleArgs& args);
 
 }  // namespace anvil::topi::x86

@@ -9,13 +9,14 @@
 // which inlines spatial producers, keeps them as stages. The transforms' coefficients are
 // chosen by select on the tile point; the schedule unrolls those loops, the selects fold, and
 // each unrolled copy is a short sum of the nonzero terms.
-#include "topi/x86/conv2d_winograd.h"
+#include "topi/x86/nn_conv_winograd.h"
 
 #include <array>
 
 #include "anvil/ir/attrs/nn.h"
 #include "ir/op/nn_util.h"
 #include "ir/op/winograd_transforms.h"
+#include "topi/x86/families.h"
 #include "topi/x86/x86_util.h"
 
 namespace anvil::topi::x86 {
@@ -278,10 +279,6 @@ WinogradKnobs default_winograd_knobs(const WinogradShape& shape, int vector_bits
   return knobs;
 }
 
-void register_conv2d_winograd_compute() {
-  register_compute("nn.contrib_conv2d_winograd_NCHWc", conv2d_winograd_compute);
-}
-
 std::vector<KnobSpace> winograd_space(const WinogradShape& shape, int vector_bits) {
   default_winograd_knobs(shape, vector_bits);  // declines where the schedule does
   std::vector<int64_t> rows;
@@ -325,4 +322,13 @@ void schedule_conv2d_winograd(tir::Schedule& sch, const ScheduleArgs& args) {
   schedule_output_transform(sch, args, shape.oc_bn);
 }
 
+void register_nn_conv_winograd_strategies() {
+  // The Winograd convolution exists for this strategy: its compute is the op's own.
+  register_compute("nn.contrib_conv2d_winograd_NCHWc", conv2d_winograd_compute);
+  register_strategy("nn.contrib_conv2d_winograd_NCHWc", "x86",
+                    {.name = "x86.conv2d_winograd",
+                     .precisions = {DataType::float32()},
+                     .schedule = schedule_conv2d_winograd,
+                     .space = winograd_knob_space});
+}
 }  // namespace anvil::topi::x86

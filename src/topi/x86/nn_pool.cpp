@@ -24,12 +24,13 @@
 // (ResNet-18's global pool runs in 7 us on one thread; on a loaded machine its two-thread launch
 // waited 0.3 ms for the second thread), so pools of little work stay on the calling thread.
 // Other layouts fall back to the generic schedule.
-#include "topi/x86/pool.h"
+#include "topi/x86/nn_pool.h"
 
 #include <string>
 #include <vector>
 
 #include "anvil/ir/op.h"
+#include "topi/x86/families.h"
 #include "topi/x86/x86_util.h"
 
 namespace anvil::topi::x86 {
@@ -146,4 +147,16 @@ void schedule_pool(tir::Schedule& sch, const ScheduleArgs& args) {
     schedule_windowed(sch, args, loops, block, knobs);
 }
 
+void register_nn_pool_strategies() {
+  // Pools compute in whatever layout their "layout" attr names, so they follow a blocked
+  // producer, and take their own schedule there.
+  for (const char* pool :
+       {"nn.max_pool2d", "nn.avg_pool2d", "nn.global_avg_pool2d", "nn.global_max_pool2d"})
+    register_strategy(pool, "x86",
+                      {.name = "x86.pool_nchwc",
+                       .layout_role = LayoutRole::Follows,
+                       .follow = FollowRule::Pool,
+                       .schedule = schedule_pool,
+                       .space = pool_knob_space});
+}
 }  // namespace anvil::topi::x86
