@@ -18,7 +18,7 @@
 #include "anvil/ir/attrs/nn.h"
 #include "anvil/ir/attrs/transform.h"
 #include "anvil/transform/passes.h"
-#include "ir/op/nn_util.h"
+#include "anvil/ir/nn_geometry.h"
 #include "transform/pass_util.h"
 
 namespace anvil::transform {

@@ -8,7 +8,7 @@
 
 #include "anvil/ir/attrs/nn.h"
 #include "anvil/transform/passes.h"
-#include "ir/op/winograd_transforms.h"
+#include "anvil/ir/winograd.h"
 #include "transform/pass_util.h"
 
 namespace anvil::transform {

@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "ir/op/winograd_transforms.h"
+#include "anvil/ir/winograd.h"
 #include "topi/x86_schedule_check.h"
 
 namespace anvil {

@@ -9,7 +9,7 @@
 #include <cctype>
 
 #include "anvil/ir/attrs/nn.h"
-#include "ir/op/nn_util.h"
+#include "anvil/ir/nn_geometry.h"
 #include "topi/x86/x86_util.h"
 
 namespace anvil::topi::x86 {
