@@ -10,20 +10,13 @@
 #include "anvil/codegen/llvm.h"
 #include "anvil/codegen/target.h"
 #include "anvil/driver/build.h"
+#include "anvil/driver/build_target.h"
 #include "anvil/lower/lower.h"
 #include "anvil/runtime/module.h"
 #include "anvil/tir/tir.h"
 #include "driver/lower_graph.h"
 
 namespace anvil::driver {
-
-// A target string resolved for a build: "llvm" is the host; "c" borrows the host CPU's name
-// and vector width, since its kernels are compiled by the system compiler for this machine.
-struct BuildTarget {
-  codegen::Target target;
-  int vector_bits = 0;  // the float SIMD width lowering vectorizes for
-};
-BuildTarget resolve_build_target(const std::string& text);
 
 // Where both builds start from: the target, `mod` typed with `params` bound (not yet
 // optimized), and the options of lowering, whose progress goes to options.progress as "lower".

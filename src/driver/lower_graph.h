@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "anvil/driver/build.h"
 #include "anvil/ir/ir.h"
 #include "anvil/lower/lower.h"
 #include "anvil/tir/tir.h"
@@ -32,9 +33,6 @@ struct LoweredGraph {
 
 // Called as each fused group is lowered: (groups done, groups in all).
 using LowerProgress = std::function<void(int done, int total)>;
-
-// The ops called in a fused group, in execution order: "nn.conv2d, add, nn.relu".
-std::string fused_op_names(const ir::FunctionNode& fn);
 
 // Throws one Error listing every operator called in main (groups included) without a compute.
 void check_every_op_has_compute(const ir::Function& main);

@@ -16,13 +16,14 @@
 
 #include "anvil/ir/functor.h"
 #include "anvil/ir/infer_type.h"
+#include "anvil/ir/op.h"
 #include "anvil/lower/lower.h"
 #include "anvil/reference/reference.h"
 #include "anvil/support/error.h"
 #include "anvil/topi/topi.h"
+#include "anvil/transform/passes.h"
 #include "driver/pipeline.h"
 #include "driver/vm_compile_util.h"
-#include "transform/pass_util.h"
 
 namespace anvil::driver {
 namespace {
@@ -664,9 +665,8 @@ VmProgram compile_vm_program(const ir::IRModule& optimized, const transform::Pas
   ir::IRModule typed = ir::infer_type(optimized);
   ir::Function main = typed.get_function("main");
   ir::IRModule flat = typed;
-  flat.add("main",
-           ir::FunctionNode::make(main->params, transform::detail::inline_bindings(main->body),
-                                  main->ret_type, main->func_attrs));
+  flat.add("main", ir::FunctionNode::make(main->params, transform::inline_bindings(main->body),
+                                          main->ret_type, main->func_attrs));
   main = ir::infer_type(flat).get_function("main");
   return VmCompiler(ctx, lower_options, flat).compile(main);
 }

@@ -101,7 +101,7 @@ std::string describe(const Token& token) {
     case TokenKind::Float:
       return "number " + token.text + token.suffix;
     case TokenKind::String:
-      return "string " + quote(token.text);
+      return "string " + quote_string(token.text);
     default:
       return describe(token.kind);
   }

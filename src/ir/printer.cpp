@@ -249,7 +249,7 @@ class Printer {
       case ExprKind::Op:
         return as<OpNode>(e)->name;
       case ExprKind::ExternFunc:
-        return text::quote(as<ExternFuncNode>(e)->symbol);
+        return quote_string(as<ExternFuncNode>(e)->symbol);
       case ExprKind::Constant:
         return constant_ref(as<ConstantNode>(e));
       default:

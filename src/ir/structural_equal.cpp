@@ -61,7 +61,7 @@ std::string describe(const ExprNode* e) {
     case ExprKind::Op:
       return "operator " + static_cast<const OpNode*>(e)->name;
     case ExprKind::ExternFunc:
-      return text::quote(static_cast<const ExternFuncNode*>(e)->symbol);
+      return quote_string(static_cast<const ExternFuncNode*>(e)->symbol);
     case ExprKind::Call: {
       const ExprNode* callee = static_cast<const CallNode*>(e)->callee.get();
       if (callee->kind == ExprKind::Op)

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "anvil/ir/ir.h"
+#include "anvil/ir/printer.h"
 
 namespace anvil::ir::text {
 
@@ -25,9 +26,6 @@ bool is_plain_name(std::string_view name);
 
 // The name as written after '%' or '@': plain, or quoted with escapes.
 std::string name_text(std::string_view name);
-
-// A double-quoted string literal with \" \\ \n \t \r and \xHH escapes.
-std::string quote(std::string_view text);
 
 // The shortest decimal spelling that reads back to the same value ("1", "0.5", "1e-05", "inf").
 std::string float_text(float value);

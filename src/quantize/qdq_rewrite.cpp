@@ -9,8 +9,8 @@
 #include <set>
 #include <unordered_map>
 
+#include "anvil/frontend/onnx_tensor.h"
 #include "anvil/support/error.h"
-#include "frontend/onnx/converter.h"
 
 namespace anvil::quantize {
 namespace {

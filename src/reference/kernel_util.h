@@ -13,8 +13,7 @@ namespace anvil::reference {
 
 // All elements in row-major order, as double (float16/bfloat16 widened exactly).
 std::vector<double> to_doubles(const Tensor& t);
-// All elements as int64 (bool as 0/1, uint64 by bit pattern); floats truncate toward zero.
-std::vector<int64_t> to_int64s(const Tensor& t);
+// to_int64s, the integer counterpart, is public (anvil/reference/reference.h).
 // A new tensor of the given shape and dtype holding the values (rounded/cast as C++ casts do,
 // except float16/bfloat16 which round to nearest even).
 Tensor from_doubles(const std::vector<double>& values, std::vector<int64_t> shape, DataType dtype);

@@ -48,7 +48,7 @@ ConvGeometry spatial_geometry(std::span<const int64_t> data, std::span<const int
   g.in_channels = data[1];
   g.groups = groups;
   std::vector<int64_t> s = nn::spread(strides, N, 1), d = nn::spread(dilation, N, 1);
-  std::vector<int64_t> pad = nn::spread_padding(padding, N);
+  std::vector<int64_t> pad = ir::nn::expand_padding(padding, N);
   for (int i = 0; i < N; ++i) {
     int slot = 3 - N + i;
     g.in[slot] = data[2 + i];
@@ -164,7 +164,7 @@ std::vector<Tensor> conv_with(const KernelArgs& args, const ConvAttrs<N>& a) {
   ConvGeometry g =
       spatial_geometry<N>(x.shape, w.shape, a.strides, a.dilation, a.padding, a.groups);
   g.out_channels = w.shape[0];
-  std::vector<int64_t> pad = nn::spread_padding(a.padding, N);
+  std::vector<int64_t> pad = ir::nn::expand_padding(a.padding, N);
   for (int i = 0; i < N; ++i) {
     int slot = 3 - N + i;
     int64_t window = (g.kernel[slot] - 1) * g.dilation[slot] + 1;
@@ -194,7 +194,7 @@ std::vector<Tensor> conv_transpose_with(const KernelArgs& args, const ConvTransp
   ConvGeometry g =
       spatial_geometry<N>(x.shape, w.shape, a.strides, a.dilation, a.padding, a.groups);
   g.out_channels = w.shape[1] * a.groups;
-  std::vector<int64_t> pad = nn::spread_padding(a.padding, N);
+  std::vector<int64_t> pad = ir::nn::expand_padding(a.padding, N);
   std::vector<int64_t> output_padding = nn::spread(a.output_padding, N, 0);
   for (int i = 0; i < N; ++i) {
     int slot = 3 - N + i;
@@ -244,7 +244,7 @@ std::vector<Tensor> deformable_conv_kernel(const KernelArgs& args, bool modulate
   const int64_t batch = ds[0], channels = ds[1], height = ds[2], width = ds[3];
   const int64_t out_channels = ws[0], in_per_group = ws[1], kh_size = ws[2], kw_size = ws[3];
   std::vector<int64_t> s = nn::spread(a.strides, 2, 1), d = nn::spread(a.dilation, 2, 1);
-  std::vector<int64_t> pad = nn::spread_padding(a.padding, 2);
+  std::vector<int64_t> pad = ir::nn::expand_padding(a.padding, 2);
   const int64_t out_h = (height + pad[0] + pad[2] - ((kh_size - 1) * d[0] + 1)) / s[0] + 1;
   const int64_t out_w = (width + pad[1] + pad[3] - ((kw_size - 1) * d[1] + 1)) / s[1] + 1;
   const int64_t out_per_group = out_channels / a.groups;

@@ -7,7 +7,7 @@
 #include <array>
 
 #include "anvil/ir/attrs/nn.h"
-#include "ir/op/winograd_transforms.h"
+#include "anvil/ir/winograd.h"
 #include "reference/kernel_families.h"
 #include "reference/nn_kernel_util.h"
 
@@ -26,7 +26,7 @@ std::vector<Tensor> conv2d_winograd_kernel(const KernelArgs& args) {
   std::span<const int64_t> ds = data.shape(), ws = weight.shape();
   const int64_t batch = ds[0], in_chunks = ds[1], height = ds[2], width = ds[3], ib = ds[4];
   const int64_t out_chunks = ws[2], in_channels = ws[3], ob = ws[4];
-  std::vector<int64_t> pad = nn::spread_padding(a.padding, 2);
+  std::vector<int64_t> pad = ir::nn::expand_padding(a.padding, 2);
   const std::vector<int64_t> dilation = nn::spread(a.dilation, 2, 1);
   const int64_t dh = dilation[0], dw = dilation[1];
   const int64_t out_h = height + pad[0] + pad[2] - 2 * dh, out_w = width + pad[1] + pad[3] - 2 * dw;

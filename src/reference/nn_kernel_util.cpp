@@ -106,17 +106,6 @@ std::vector<int64_t> spread(const std::vector<int64_t>& values, size_t n, int64_
   return values;
 }
 
-std::vector<int64_t> spread_padding(const std::vector<int64_t>& values, size_t n) {
-  if (values.empty()) return std::vector<int64_t>(2 * n, 0);
-  if (values.size() == 1) return std::vector<int64_t>(2 * n, values[0]);
-  if (values.size() == n) {
-    std::vector<int64_t> both = values;
-    both.insert(both.end(), values.begin(), values.end());
-    return both;
-  }
-  return values;
-}
-
 std::string spatial_order(std::string_view first_two, size_t n) {
   return std::string(first_two) + (n == 1 ? "W" : n == 2 ? "HW" : "DHW");
 }

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "anvil/ir/nn_geometry.h"
 #include "reference/kernel_util.h"
 
 namespace anvil::reference::nn {
@@ -87,8 +88,8 @@ Tensor write_primal(const std::vector<T>& values, std::span<const int64_t> prima
 
 // An attribute given as one value per spatial axis, or one value for all.
 std::vector<int64_t> spread(const std::vector<int64_t>& values, size_t n, int64_t fallback);
-// Padding given as 1, n or 2n values, returned as every before then every after.
-std::vector<int64_t> spread_padding(const std::vector<int64_t>& values, size_t n);
+// Padding is read with ir::nn::expand_padding (anvil/ir/nn_geometry.h), as the relations
+// read it.
 
 // "NCW", "NCHW", "NCDHW" (or with `first_two` = "OI", "IO" for weights).
 std::string spatial_order(std::string_view first_two, size_t n);

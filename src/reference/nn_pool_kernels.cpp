@@ -51,7 +51,7 @@ PoolGeometry pool_geometry(std::span<const int64_t> primal, const AttrsT& a) {
   std::vector<int64_t> window = nn::spread(a.pool_size, N, 1);
   std::vector<int64_t> stride = nn::spread(a.strides, N, 1);
   std::vector<int64_t> dilation = nn::spread(a.dilation, N, 1);
-  std::vector<int64_t> pad = nn::spread_padding(a.padding, N);
+  std::vector<int64_t> pad = ir::nn::expand_padding(a.padding, N);
   for (int i = 0; i < N; ++i) {
     int slot = 3 - N + i;
     g.in[slot] = primal[2 + i];
@@ -299,7 +299,7 @@ std::vector<Tensor> max_unpool_kernel(const KernelArgs& args) {
   const auto& a = args.attrs_as<MaxUnpoolAttrs<N>>();
   std::vector<int64_t> implied = args.inputs[0].shape_vector();
   std::vector<int64_t> pool = nn::spread(a.pool_size, N, 1), stride = nn::spread(a.strides, N, 1);
-  std::vector<int64_t> pad = nn::spread_padding(a.padding, N);
+  std::vector<int64_t> pad = ir::nn::expand_padding(a.padding, N);
   for (int i = 0; i < N; ++i)
     implied[size_t(2 + i)] =
         (implied[size_t(2 + i)] - 1) * stride[i] + pool[i] - pad[i] - pad[N + i];

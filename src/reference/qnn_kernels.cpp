@@ -154,7 +154,7 @@ struct ConvWindow {
 ConvWindow conv_window(const ir::Conv2DAttrs& a, int64_t height, int64_t width, int64_t kernel_h,
                        int64_t kernel_w) {
   ConvWindow win{nn::spread(a.strides, 2, 1), nn::spread(a.dilation, 2, 1),
-                 nn::spread_padding(a.padding, 2), 0, 0};
+                 ir::nn::expand_padding(a.padding, 2), 0, 0};
   win.out_h =
       (height + win.pad[0] + win.pad[2] - win.dilation[0] * (kernel_h - 1) - 1) / win.stride[0] + 1;
   win.out_w =

@@ -6,7 +6,6 @@
 #include <cctype>
 
 #include "anvil/support/error.h"
-#include "ir/text_util.h"
 #include "tir/text_lexer.h"
 
 namespace anvil::tir::text {
@@ -44,9 +43,6 @@ std::string sanitize_name(std::string_view name) {
   if (is_reserved_name(out)) out += "_";
   return out;
 }
-
-// The graph IR's string literal: both text formats spell strings the same way.
-std::string quote_string(std::string_view value) { return ir::text::quote(value); }
 
 Lexer::Lexer(std::string_view text, size_t start, std::string source_name)
     : text_(text), source_name_(std::move(source_name)), pos_(std::min(start, text.size())) {

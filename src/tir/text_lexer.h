@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "anvil/ir/printer.h"
+
 namespace anvil::tir::text {
 
 enum class TokenKind : uint8_t {
@@ -43,8 +45,8 @@ bool is_reserved_name(std::string_view name);
 // A printable name: valid identifier characters, not reserved.
 std::string sanitize_name(std::string_view name);
 
-// The text as a double-quoted literal with escapes for quotes, backslashes and control bytes.
-std::string quote_string(std::string_view value);
+// String literals are spelled as in the graph IR's text.
+using ir::quote_string;
 
 class Lexer {
  public:

@@ -29,7 +29,7 @@ ConvShape conv_shape(const ComputeArgs& args, const AttrsT& a, const nn::LayoutM
   s.weight = weight_map.primal_shape(nn::static_shape(args.inputs[1]));
   s.strides = nn::spread(a.strides, N, 1);
   s.dilation = nn::spread(a.dilation, N, 1);
-  std::vector<int64_t> pad = nn::spread_padding(a.padding, N);
+  std::vector<int64_t> pad = ir::nn::expand_padding(a.padding, N);
   s.pad_before.assign(pad.begin(), pad.begin() + N);
   s.pad_after.assign(pad.begin() + N, pad.end());
   return s;
@@ -209,7 +209,7 @@ std::vector<te::Tensor> deformable_conv_compute(const ComputeArgs& args, bool mo
   const std::vector<int64_t> ds = nn::static_shape(data), ws = nn::static_shape(weight);
   const std::vector<int64_t> strides = nn::spread(a.strides, 2, 1);
   const std::vector<int64_t> dilation = nn::spread(a.dilation, 2, 1);
-  const std::vector<int64_t> pad = nn::spread_padding(a.padding, 2);
+  const std::vector<int64_t> pad = ir::nn::expand_padding(a.padding, 2);
   const int64_t in_per_group = ws[1], out_per_group = ws[0] / a.groups;
   const int64_t per_offset_group = ds[1] / a.deformable_groups;
   const int64_t kernel_w = ws[3], taps = ws[2] * ws[3];

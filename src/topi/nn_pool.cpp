@@ -69,7 +69,7 @@ PoolWindows pool_windows(const AttrsT& a, const std::vector<int64_t>& in_primal,
   w.window = nn::spread(a.pool_size, N, 1);
   w.stride = nn::spread(a.strides, N, 1);
   w.dilation = nn::spread(a.dilation, N, 1);
-  std::vector<int64_t> pad = nn::spread_padding(a.padding, N);
+  std::vector<int64_t> pad = ir::nn::expand_padding(a.padding, N);
   w.pad_before.assign(pad.begin(), pad.begin() + N);
   for (int i = 0; i < N; ++i) {
     // With ceil_mode the last window may reach past the after-padding; pad that far too.
@@ -130,7 +130,7 @@ std::optional<te::Tensor> pool_over_symbolic_dims(const ComputeArgs& args, const
   const std::vector<int64_t> window = nn::spread(a.pool_size, N, 1);
   const std::vector<int64_t> stride = nn::spread(a.strides, N, 1);
   const std::vector<int64_t> dilation = nn::spread(a.dilation, N, 1);
-  const std::vector<int64_t> pad = nn::spread_padding(a.padding, N);
+  const std::vector<int64_t> pad = ir::nn::expand_padding(a.padding, N);
   const DataType dtype = data.dtype();
   const bool max = kind == PoolKind::Max;
   const PrimExpr outside =
@@ -479,7 +479,7 @@ std::vector<te::Tensor> max_unpool(const ComputeArgs& args) {
   const std::vector<int64_t> in = nn::static_shape(data);
   const std::vector<int64_t> pool = nn::spread(a.pool_size, N, 1);
   const std::vector<int64_t> stride = nn::spread(a.strides, N, 1);
-  const std::vector<int64_t> pad = nn::spread_padding(a.padding, N);
+  const std::vector<int64_t> pad = ir::nn::expand_padding(a.padding, N);
   std::vector<int64_t> implied = in, candidates;
   for (size_t i = 0; i < size_t(N); ++i) {
     implied[2 + i] = (in[2 + i] - 1) * stride[i] + pool[i] - pad[i] - pad[N + i];

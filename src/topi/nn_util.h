@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "anvil/ir/nn_geometry.h"
 #include "anvil/support/error.h"
 #include "anvil/te/te.h"
 #include "anvil/tir/tir.h"
@@ -48,18 +49,6 @@ inline std::vector<PrimExpr> var_exprs(const std::vector<tir::Var>& vars) {
 inline std::vector<int64_t> spread(const std::vector<int64_t>& values, size_t n, int64_t fallback) {
   if (values.empty()) return std::vector<int64_t>(n, fallback);
   if (values.size() == 1) return std::vector<int64_t>(n, values[0]);
-  return values;
-}
-
-// Padding given as 1, n or 2n values, returned as every before then every after.
-inline std::vector<int64_t> spread_padding(const std::vector<int64_t>& values, size_t n) {
-  if (values.empty()) return std::vector<int64_t>(2 * n, 0);
-  if (values.size() == 1) return std::vector<int64_t>(2 * n, values[0]);
-  if (values.size() == n) {
-    std::vector<int64_t> both = values;
-    both.insert(both.end(), values.begin(), values.end());
-    return both;
-  }
   return values;
 }
 

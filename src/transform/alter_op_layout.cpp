@@ -18,6 +18,7 @@
 
 #include "anvil/ir/attrs/nn.h"
 #include "anvil/ir/attrs/transform.h"
+#include "anvil/ir/builder.h"
 #include "anvil/ir/dim.h"
 #include "anvil/topi/strategy.h"
 #include "anvil/transform/passes.h"
@@ -26,10 +27,12 @@
 namespace anvil::transform {
 namespace {
 
-using detail::constant_data;
-using detail::op_call;
-using detail::static_shape;
-using detail::transform_layout;
+using ir::blocked_layout;
+using ir::constant_data;
+using ir::is_float32;
+using ir::op_call;
+using ir::static_shape;
+using ir::transform_layout;
 
 // The blocked form of a 4-D NCHW tensor: a 5-D NCHW{block}c expression. A convolution whose
 // output channels take no full vector block (SqueezeNet's 1000 classes = 125 x 8) computes
@@ -49,7 +52,7 @@ struct BlockedValue {
 // The shape of a 4-D NCHW value whose channels and spatial dims are static (the batch may be
 // a size variable: one package then serves every batch); nullopt otherwise.
 std::optional<std::vector<ir::Dim>> nchw_dims(const ir::Expr& e) {
-  std::optional<std::vector<ir::Dim>> dims = detail::shape_dims(e);
+  std::optional<std::vector<ir::Dim>> dims = ir::shape_dims(e);
   if (!dims || dims->size() != 4) return std::nullopt;
   for (size_t i = 1; i < 4; ++i)
     if (!(*dims)[i].is_static()) return std::nullopt;
@@ -57,21 +60,14 @@ std::optional<std::vector<ir::Dim>> nchw_dims(const ir::Expr& e) {
   return dims;
 }
 
-std::string blocked_layout(int64_t block) { return "NCHW" + std::to_string(block) + "c"; }
-
-bool is_float32(const ir::Expr& e) {
-  std::optional<DataType> dtype = detail::tensor_dtype(e);
-  return dtype && *dtype == DataType::float32();
-}
-
 // The C values of a per-channel constant, zeros after them up to stored_channels, as a tensor
 // of the given blocked shape. Element c of the channel axis goes to (c / block, ..., c % block):
 // with unit axes in between, that is the same row-major order, so the values keep their order.
 Tensor padded_channel_values(const Tensor& c, int64_t stored_channels,
                              const std::vector<int64_t>& blocked_shape) {
-  std::vector<double> values = detail::tensor_values(c);
+  std::vector<double> values = ir::tensor_values(c);
   values.resize(size_t(stored_channels), 0.0);
-  return detail::make_tensor(values, blocked_shape, c.dtype());
+  return ir::make_tensor(values, blocked_shape, c.dtype());
 }
 
 // A per-channel constant of shape (C, 1, 1) or (1, C, 1, 1) laid out for a blocked tensor of
@@ -174,7 +170,7 @@ class LayoutAlterer : public detail::TypedMutator {
     if (remarks_) {
       std::string operands;
       for (const ir::Expr& arg : call.args)
-        if (std::optional<std::vector<ir::Dim>> dims = detail::shape_dims(arg))
+        if (std::optional<std::vector<ir::Dim>> dims = ir::shape_dims(arg))
           operands += (operands.empty() ? "" : ", ") + ir::dims_to_string(*dims);
       remarks_->push_back(call.op()->name + "(" + operands + "): " + strategy.name +
                           " declined: " + reason);
@@ -193,7 +189,7 @@ class LayoutAlterer : public detail::TypedMutator {
   static ir::Expr as_nchw(const BlockedValue& b) {
     ir::Expr nchw = transform_layout(b.expr, blocked_layout(b.block), "NCHW");
     if (!b.padded()) return nchw;
-    return detail::slice_axes(nchw, {0}, {b.channels()}, {1});
+    return ir::slice_axes(nchw, {0}, {b.channels()}, {1});
   }
 
   // e in NCHW{block}c with exactly its own channels: its blocked form re-blocked if need be,
@@ -214,7 +210,7 @@ class LayoutAlterer : public detail::TypedMutator {
 
   std::optional<BlockedValue> rewrite_unary(const ir::CallNode& call, const ir::Expr& self) {
     const BlockedValue* in = blocked_form(call.args[0]);
-    if (!in || detail::shape_dims(self) != in->shape) return std::nullopt;
+    if (!in || ir::shape_dims(self) != in->shape) return std::nullopt;
     return BlockedValue{ir::CallNode::make(call.callee, {in->expr}, call.attrs), in->block,
                         in->shape, in->stored_channels};
   }
@@ -222,10 +218,10 @@ class LayoutAlterer : public detail::TypedMutator {
   std::optional<BlockedValue> rewrite_with_scalar_parameters(const ir::CallNode& call,
                                                              const ir::Expr& self) {
     const BlockedValue* in = blocked_form(call.args[0]);
-    if (!in || detail::shape_dims(self) != in->shape) return std::nullopt;
+    if (!in || ir::shape_dims(self) != in->shape) return std::nullopt;
     std::vector<ir::Expr> args = {in->expr};
     for (size_t i = 1; i < call.args.size(); ++i) {
-      std::optional<std::vector<int64_t>> shape = detail::static_shape(call.args[i]);
+      std::optional<std::vector<int64_t>> shape = ir::static_shape(call.args[i]);
       if (!shape) return std::nullopt;
       for (int64_t d : *shape)
         if (d != 1) return std::nullopt;
@@ -255,7 +251,7 @@ class LayoutAlterer : public detail::TypedMutator {
           relayout_channel_constant(*c, main.channels(), main.stored_channels, main.block);
       if (!relaid) return std::nullopt;
       other_blocked = *relaid;
-    } else if (detail::shape_dims(other) == main.shape) {
+    } else if (ir::shape_dims(other) == main.shape) {
       // A padded side pairs only with the same padding.
       const BlockedValue* o = main_is_lhs ? rb : lb;
       if (main.padded() &&

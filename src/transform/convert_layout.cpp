@@ -15,6 +15,7 @@
 
 #include "anvil/ir/attrs/nn.h"
 #include "anvil/ir/attrs/transform.h"
+#include "anvil/ir/builder.h"
 #include "anvil/support/error.h"
 #include "anvil/transform/passes.h"
 #include "transform/pass_util.h"
@@ -22,9 +23,9 @@
 namespace anvil::transform {
 namespace {
 
-using detail::op_call;
-using detail::static_shape;
-using detail::transform_layout;
+using ir::op_call;
+using ir::static_shape;
+using ir::transform_layout;
 
 // A 4-D value produced in the desired layout; `layout` is the layout its consumers expect.
 struct ConvertedValue {

@@ -12,6 +12,7 @@
 #include <unordered_set>
 
 #include "anvil/ir/attrs/transform.h"
+#include "anvil/ir/builder.h"
 #include "anvil/reference/reference.h"
 #include "anvil/transform/passes.h"
 #include "transform/dynamic_to_static_ops.h"
@@ -90,7 +91,7 @@ class DynamicToStaticRewriter : public detail::TypedMutator {
     if (const auto* built = ir::as<ir::TupleNode>(tuple)) {
       if (operand_nodes_.count(node) && node->index >= 0 &&
           size_t(node->index) < built->fields.size() &&
-          detail::constant_data(built->fields[size_t(node->index)])) {
+          ir::constant_data(built->fields[size_t(node->index)])) {
         changed_ = true;
         return built->fields[size_t(node->index)];
       }
@@ -112,16 +113,16 @@ class DynamicToStaticRewriter : public detail::TypedMutator {
   static Expr shape_constant(const ir::CallNode& call) {
     const std::string& name = call.op()->name;
     if (name != "shape_of" && name != "ndarray_size") return nullptr;
-    std::optional<std::vector<int64_t>> shape = detail::static_shape(call.args[0]);
+    std::optional<std::vector<int64_t>> shape = ir::static_shape(call.args[0]);
     if (!shape) return nullptr;
     if (name == "shape_of") {
       DataType dtype = call.attrs_as<ir::ShapeOfAttrs>().dtype;
       std::vector<double> dims(shape->begin(), shape->end());
-      return ir::ConstantNode::make(detail::make_tensor(dims, {int64_t(dims.size())}, dtype));
+      return ir::ConstantNode::make(ir::make_tensor(dims, {int64_t(dims.size())}, dtype));
     }
     int64_t count = 1;
     for (int64_t d : *shape) count *= d;
-    return detail::scalar_constant(double(count), call.attrs_as<ir::NdarraySizeAttrs>().dtype);
+    return ir::scalar_constant(double(count), call.attrs_as<ir::NdarraySizeAttrs>().dtype);
   }
 
   // The call evaluated by its reference kernel when every argument is a constant.
@@ -130,11 +131,11 @@ class DynamicToStaticRewriter : public detail::TypedMutator {
     if (never_folded(name) || !reference::find_kernel(name) || !call.checked_type) return nullptr;
     std::vector<Tensor> inputs;
     for (const Expr& arg : call.args) {
-      if (const Tensor* data = detail::constant_data(arg)) {
+      if (const Tensor* data = ir::constant_data(arg)) {
         inputs.push_back(*data);
       } else if (const auto* tuple = ir::as<ir::TupleNode>(arg)) {
         for (const Expr& field : tuple->fields) {
-          const Tensor* item = detail::constant_data(field);
+          const Tensor* item = ir::constant_data(field);
           if (!item) return nullptr;
           inputs.push_back(*item);
         }

@@ -14,6 +14,7 @@
 
 #include "anvil/ir/attrs.h"
 #include "anvil/ir/attrs/nn.h"
+#include "anvil/ir/builder.h"
 #include "anvil/ir/op.h"
 #include "transform/pass_util.h"
 
@@ -27,7 +28,7 @@ using AttrList = std::vector<std::pair<std::string, AttrValue>>;
 // The integer elements of a constant in row-major order, or nullopt when e is not a constant
 // of an integer (or bool) dtype.
 std::optional<std::vector<int64_t>> constant_ints(const Expr& e) {
-  const Tensor* t = constant_data(e);
+  const Tensor* t = ir::constant_data(e);
   if (!t) return std::nullopt;
   DataType dtype = t->dtype();
   if (!dtype.is_int() && !dtype.is_uint() && !dtype.is_bool()) return std::nullopt;
@@ -49,9 +50,9 @@ std::optional<int64_t> constant_int(const Expr& e) {
 
 // The elements of a numeric constant widened to double, or nullopt.
 std::optional<std::vector<double>> constant_doubles(const Expr& e) {
-  const Tensor* t = constant_data(e);
+  const Tensor* t = ir::constant_data(e);
   if (!t) return std::nullopt;
-  return tensor_values(*t);
+  return ir::tensor_values(*t);
 }
 
 // The static dims of an expression's type (nullopt for a symbolic one), or nullopt when the
@@ -104,7 +105,7 @@ Expr convert_squeeze(const ir::CallNode& call) {
   std::optional<std::vector<int64_t>> axes = constant_ints(call.args[1]);
   if (!axes) return nullptr;
   if (axes->empty()) {
-    std::optional<std::vector<int64_t>> shape = static_shape(call.args[0]);
+    std::optional<std::vector<int64_t>> shape = ir::static_shape(call.args[0]);
     if (!shape) return nullptr;
     for (size_t i = 0; i < shape->size(); ++i)
       if ((*shape)[i] == 1) axes->push_back(int64_t(i));
@@ -319,7 +320,7 @@ Expr convert_range(const ir::CallNode& call) {
   std::optional<std::vector<double>> start = constant_doubles(call.args[0]),
                                      limit = constant_doubles(call.args[1]),
                                      delta = constant_doubles(call.args[2]);
-  std::optional<DataType> dtype = tensor_dtype(call.args[0]);
+  std::optional<DataType> dtype = ir::tensor_dtype(call.args[0]);
   if (!start || !limit || !delta || !dtype || start->size() != 1 || limit->size() != 1 ||
       delta->size() != 1)
     return nullptr;
@@ -384,7 +385,7 @@ Expr static_form(const ir::CallNode& call) {
   auto it = conversions().find(op->name);
   if (it == conversions().end()) return nullptr;
   for (size_t i : it->second.shape_operands)
-    if (i >= call.args.size() || !constant_data(call.args[i])) return nullptr;
+    if (i >= call.args.size() || !ir::constant_data(call.args[i])) return nullptr;
   return it->second.convert(call);
 }
 

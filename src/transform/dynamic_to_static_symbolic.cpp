@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "anvil/ir/attrs/transform.h"
+#include "anvil/ir/builder.h"
 #include "anvil/ir/op.h"
 #include "transform/pass_util.h"
 
@@ -71,11 +72,11 @@ std::vector<Expr> like_candidates(const ir::CallNode& call, const std::vector<si
 // equal them. Null when there is none.
 Expr tensor_shaped_like(const SymbolicValue& value, const std::vector<Expr>& candidates) {
   if (value.shape_source && value.shape.size() == 1) {
-    std::optional<std::vector<Dim>> dims = shape_dims(value.shape_source);
+    std::optional<std::vector<Dim>> dims = ir::shape_dims(value.shape_source);
     if (dims && dims->size() == value.elements.size()) return value.shape_source;
   }
   for (const Expr& c : candidates) {
-    std::optional<std::vector<Dim>> dims = shape_dims(c);
+    std::optional<std::vector<Dim>> dims = ir::shape_dims(c);
     if (!dims || dims->size() != value.elements.size()) continue;
     bool same = true;
     for (size_t i = 0; i < dims->size() && same; ++i)
@@ -92,7 +93,7 @@ std::optional<std::vector<Dim>> typed_dims(const Expr& e) {
   } catch (const Error&) {
     return std::nullopt;
   }
-  return shape_dims(e);
+  return ir::shape_dims(e);
 }
 
 // True when the typed dims are `wanted`, where an Any in `wanted` accepts any dim (a -1 entry,
@@ -153,7 +154,7 @@ Expr reshape_like_form(const Expr& data, const std::vector<Dim>& in, const std::
     return true;
   };
   for (const Expr& candidate : candidates) {
-    std::optional<std::vector<Dim>> like = shape_dims(candidate);
+    std::optional<std::vector<Dim>> like = ir::shape_dims(candidate);
     if (!like) continue;
     // Longer runs first: the plainest form takes a candidate's whole shape.
     for (size_t n = std::min(like->size(), target.size()); n >= 1; --n) {
@@ -184,7 +185,7 @@ Expr reshape_like_form(const Expr& data, const std::vector<Dim>& in, const std::
 Expr convert_reshape(const ir::CallNode& call, SymbolicShapeEvaluator& values) {
   const Expr& data = call.args[0];
   const SymbolicValue* shape = vector_operand(values, call.args[1]);
-  std::optional<std::vector<Dim>> in = shape_dims(data);
+  std::optional<std::vector<Dim>> in = ir::shape_dims(data);
   if (!shape || !in) return nullptr;
   const bool allowzero = attrs_or_default<ir::ReshapeAttrs>(call).allowzero;
   std::vector<Dim> target;
@@ -224,9 +225,9 @@ Expr convert_reshape(const ir::CallNode& call, SymbolicShapeEvaluator& values) {
   // or inferred.
   const bool verbatim = !infer_at && std::none_of(shape->elements.begin(), shape->elements.end(),
                                                   [](const Dim& e) { return e.as_int() == 0; });
-  if (verbatim && shape->shape_source && shape_dims(shape->shape_source)) {
+  if (verbatim && shape->shape_source && ir::shape_dims(shape->shape_source)) {
     Expr result = ir::call_op("reshape_like", {data, shape->shape_source});
-    if (typed_dims(result) == shape_dims(shape->shape_source)) return result;
+    if (typed_dims(result) == ir::shape_dims(shape->shape_source)) return result;
   }
   return reshape_like_form(data, *in, target, like_candidates(call, {1}));
 }
@@ -235,12 +236,12 @@ Expr convert_reshape(const ir::CallNode& call, SymbolicShapeEvaluator& values) {
 // first when it differs (the cast's values are never read).
 Expr convert_full(const ir::CallNode& call, SymbolicShapeEvaluator& values) {
   const SymbolicValue* shape = vector_operand(values, call.args[1]);
-  std::optional<DataType> fill_dtype = tensor_dtype(call.args[0]);
+  std::optional<DataType> fill_dtype = ir::tensor_dtype(call.args[0]);
   if (!shape || !fill_dtype) return nullptr;
   Expr like = tensor_shaped_like(*shape, like_candidates(call, {1}));
   if (!like) return nullptr;
   DataType dtype = attrs_or_default<ir::InitOpAttrs>(call).dtype.value_or(*fill_dtype);
-  if (tensor_dtype(like) != dtype)
+  if (ir::tensor_dtype(like) != dtype)
     like = ir::call_op("cast", {like}, ir::make_op_attrs("cast", {{"dtype", dtype}}));
   Expr result = ir::call_op("full_like", {like, call.args[0]});
   if (!typed_dims(result)) return nullptr;
@@ -255,7 +256,7 @@ Expr convert_full(const ir::CallNode& call, SymbolicShapeEvaluator& values) {
 Expr convert_broadcast_to(const ir::CallNode& call, SymbolicShapeEvaluator& values) {
   const Expr& data = call.args[0];
   const SymbolicValue* shape = vector_operand(values, call.args[1]);
-  std::optional<std::vector<Dim>> in = shape_dims(data);
+  std::optional<std::vector<Dim>> in = ir::shape_dims(data);
   if (!shape || !in || shape->elements.size() < in->size()) return nullptr;
   if (shape->shape_source == data) return data;
   const std::vector<Dim>& target = shape->elements;
@@ -285,7 +286,7 @@ Expr convert_broadcast_to(const ir::CallNode& call, SymbolicShapeEvaluator& valu
   }
   Expr like = tensor_shaped_like(*shape, like_candidates(call, {1}));
   if (!like) return nullptr;
-  if (tensor_dtype(like) != DataType::boolean())
+  if (ir::tensor_dtype(like) != DataType::boolean())
     like = ir::call_op("cast", {like}, ir::make_op_attrs("cast", {{"dtype", DataType::boolean()}}));
   Expr result = ir::call_op("where", {ir::call_op("ones_like", {like}), data, data});
   if (!dims_match(typed_dims(result), target)) return nullptr;
@@ -309,7 +310,7 @@ std::optional<int64_t> static_bound(const Dim& bound, const Dim& dim) {
 // or dropping its last k elements).
 Expr convert_strided_slice(const ir::CallNode& call, SymbolicShapeEvaluator& values) {
   const Expr& data = call.args[0];
-  std::optional<std::vector<Dim>> dims = shape_dims(data);
+  std::optional<std::vector<Dim>> dims = ir::shape_dims(data);
   const SymbolicValue* begin = vector_operand(values, call.args[1]);
   const SymbolicValue* end = vector_operand(values, call.args[2]);
   const SymbolicValue* strides = vector_operand(values, call.args[3]);
@@ -348,7 +349,7 @@ Expr convert_range(const ir::CallNode& call, SymbolicShapeEvaluator& values) {
   const SymbolicValue *start = values.evaluate(call.args[0]),
                       *limit = values.evaluate(call.args[1]),
                       *delta = values.evaluate(call.args[2]);
-  std::optional<DataType> dtype = tensor_dtype(call.args[0]);
+  std::optional<DataType> dtype = ir::tensor_dtype(call.args[0]);
   if (!start || !limit || !delta || !dtype || !dtype->is_int()) return nullptr;
   if (start->elements.size() != 1 || limit->elements.size() != 1 || delta->elements.size() != 1)
     return nullptr;
@@ -359,7 +360,7 @@ Expr convert_range(const ir::CallNode& call, SymbolicShapeEvaluator& values) {
   // A length that may be negative would need a max with 0, which no axis has.
   if (!is_non_negative(length)) return nullptr;
   for (const Expr& candidate : like_candidates(call, {0, 1, 2})) {
-    std::optional<std::vector<Dim>> dims = shape_dims(candidate);
+    std::optional<std::vector<Dim>> dims = ir::shape_dims(candidate);
     if (!dims) continue;
     auto axis = std::find_if(dims->begin(), dims->end(),
                              [&](const Dim& d) { return known_equal(d, length); });
@@ -375,16 +376,17 @@ Expr convert_range(const ir::CallNode& call, SymbolicShapeEvaluator& values) {
     if (!non_empty) continue;
     Expr line = candidate;
     for (auto k = others.rbegin(); k != others.rend(); ++k)
-      line = ir::call_op("take", {line, scalar_constant(0, DataType::int64())},
+      line = ir::call_op("take", {line, ir::scalar_constant(0, DataType::int64())},
                          ir::make_op_attrs("take", {{"axis", *k}}));
-    if (tensor_dtype(candidate) != *dtype)
+    if (ir::tensor_dtype(candidate) != *dtype)
       line = ir::call_op("cast", {line}, ir::make_op_attrs("cast", {{"dtype", *dtype}}));
     Expr result =
         ir::call_op("cumsum", {ir::call_op("ones_like", {line})},
                     ir::make_op_attrs("cumsum", {{"axis", int64_t(0)}, {"exclusive", true}}));
     if (*step != 1)
-      result = ir::call_op("multiply", {result, scalar_constant(double(*step), *dtype)});
-    if (*first != 0) result = ir::call_op("add", {result, scalar_constant(double(*first), *dtype)});
+      result = ir::call_op("multiply", {result, ir::scalar_constant(double(*step), *dtype)});
+    if (*first != 0)
+      result = ir::call_op("add", {result, ir::scalar_constant(double(*first), *dtype)});
     if (dims_match(typed_dims(result), {length})) return result;
   }
   return nullptr;

@@ -34,6 +34,7 @@
 #include "anvil/ir/attrs/nn.h"
 #include "anvil/ir/attrs/nn_activation.h"
 #include "anvil/ir/attrs/qnn.h"
+#include "anvil/ir/builder.h"
 #include "anvil/transform/passes.h"
 #include "transform/pass_util.h"
 
@@ -53,18 +54,18 @@ struct Dequantized {
 };
 
 std::optional<Dequantized> match_dequantize(const Expr& e) {
-  const ir::CallNode* call = detail::op_call(e, "qnn.dequantize");
+  const ir::CallNode* call = ir::op_call(e, "qnn.dequantize");
   if (!call) return std::nullopt;
   const auto& attrs = detail::attrs_or_default<ir::QuantizeAttrs>(*call);
-  const Tensor* scale = detail::constant_data(call->args[1]);
-  const Tensor* zero_point = detail::constant_data(call->args[2]);
+  const Tensor* scale = ir::constant_data(call->args[1]);
+  const Tensor* zero_point = ir::constant_data(call->args[2]);
   if (!scale || !zero_point || attrs.block_size != 0) return std::nullopt;
   return Dequantized{call->args[0], scale, zero_point, attrs.axis};
 }
 
 // The values of a constant that is one value or one per `count` channels; nullopt otherwise.
 std::optional<std::vector<double>> per_channel(const Tensor& t, int64_t count) {
-  std::vector<double> values = detail::tensor_values(t);
+  std::vector<double> values = ir::tensor_values(t);
   if (values.size() == 1) return std::vector<double>(size_t(count), values[0]);
   if (int64_t(values.size()) != count) return std::nullopt;
   for (int64_t d : t.shape_vector())
@@ -82,7 +83,7 @@ struct QuantizedInput {
 std::optional<QuantizedInput> quantized_input(const Expr& e) {
   std::optional<Dequantized> dq = match_dequantize(e);
   if (!dq || dq->scale->numel() != 1 || dq->zero_point->numel() != 1) return std::nullopt;
-  std::optional<DataType> dtype = detail::tensor_dtype(dq->data);
+  std::optional<DataType> dtype = ir::tensor_dtype(dq->data);
   if (!dtype || !is_8bit(*dtype)) return std::nullopt;
   return QuantizedInput{dq->data, dq->scale->get_as_double(0),
                         int64_t(dq->zero_point->get_as_double(0))};
@@ -100,7 +101,7 @@ std::optional<QuantizedWeight> quantized_weight(const Expr& e, int64_t channel_a
                                                 int64_t channels) {
   std::optional<Dequantized> dq = match_dequantize(e);
   if (!dq) return std::nullopt;
-  const Tensor* w = detail::constant_data(dq->data);
+  const Tensor* w = ir::constant_data(dq->data);
   if (!w || !is_8bit(w->dtype())) return std::nullopt;
   if (dq->scale->numel() > 1 && detail::normalize_axis(dq->axis, w->ndim()) != channel_axis)
     return std::nullopt;
@@ -124,7 +125,7 @@ class FakeQuantizationRewriter : public detail::TypedMutator {
   }
 
   Expr mutate_Call(const ir::CallNode* node, const Expr& self) override {
-    if (detail::op_call(self, "qnn.quantize")) {
+    if (ir::op_call(self, "qnn.quantize")) {
       if (Expr rewritten = rewrite_quantize(*node)) return rewritten;
     }
     return TypedMutator::mutate_Call(node, self);
@@ -137,23 +138,22 @@ class FakeQuantizationRewriter : public detail::TypedMutator {
   }
 
   Expr rewrite_quantize(const ir::CallNode& quantize) {
-    const Tensor* out_scale = detail::constant_data(quantize.args[1]);
-    const Tensor* out_zp = detail::constant_data(quantize.args[2]);
+    const Tensor* out_scale = ir::constant_data(quantize.args[1]);
+    const Tensor* out_zp = ir::constant_data(quantize.args[2]);
     if (!out_scale || !out_zp || out_scale->numel() != 1 || out_zp->numel() != 1) return nullptr;
     DataType out = out_zp->dtype();
-    if (!is_8bit(out) || detail::tensor_dtype(quantize.args[0]) != DataType::float32())
-      return nullptr;
+    if (!is_8bit(out) || ir::tensor_dtype(quantize.args[0]) != DataType::float32()) return nullptr;
     const double sy = out_scale->get_as_double(0), zy = out_zp->get_as_double(0);
     Bounds bounds{out.is_int() ? -128.0 : 0.0, out.is_int() ? 127.0 : 255.0};
     // quantize(v) as ONNX computes it, for clip bounds.
     auto quantized = [&](double v) { return std::nearbyint(double(float(v) / float(sy))) + zy; };
 
     Expr value = quantize.args[0];
-    if (const ir::CallNode* relu = detail::op_call(value, "nn.relu")) {
+    if (const ir::CallNode* relu = ir::op_call(value, "nn.relu")) {
       if (!single_use(value)) return nullptr;
       bounds.lo = std::max(bounds.lo, zy);
       value = relu->args[0];
-    } else if (const ir::CallNode* clip = detail::op_call(value, "clip")) {
+    } else if (const ir::CallNode* clip = ir::op_call(value, "clip")) {
       if (!single_use(value)) return nullptr;
       const auto& attrs = detail::attrs_or_default<ir::ClipAttrs>(*clip);
       if (std::isfinite(attrs.a_min)) bounds.lo = std::max(bounds.lo, quantized(attrs.a_min));
@@ -166,11 +166,11 @@ class FakeQuantizationRewriter : public detail::TypedMutator {
       return clamped(pooled, bounds, out);
 
     Expr bias;
-    if (const ir::CallNode* add = detail::op_call(value, "nn.bias_add")) {
+    if (const ir::CallNode* add = ir::op_call(value, "nn.bias_add")) {
       if (!single_use(value)) return nullptr;
       bias = add->args[1];
       value = add->args[0];
-    } else if (const ir::CallNode* add = detail::op_call(value, "add")) {
+    } else if (const ir::CallNode* add = ir::op_call(value, "add")) {
       if (!single_use(value)) return nullptr;
       bias = add->args[1];
       value = add->args[0];
@@ -204,8 +204,8 @@ class FakeQuantizationRewriter : public detail::TypedMutator {
     Expr scaled = ir::call_op(
         "multiply",
         {ir::call_op("cast", {acc}, ir::make_op_attrs("cast", {{"dtype", f32}})), multiplier});
-    return ir::call_op("qnn.quantize", {scaled, detail::scalar_constant(1.0, f32),
-                                        detail::scalar_constant(zy, out)});
+    return ir::call_op("qnn.quantize",
+                       {scaled, ir::scalar_constant(1.0, f32), ir::scalar_constant(zy, out)});
   }
 
   // The quantized value clipped to bounds where they are narrower than its type's.
@@ -219,16 +219,16 @@ class FakeQuantizationRewriter : public detail::TypedMutator {
   // add or multiply of dequantize(a), dequantize(b), per-tensor 8-bit values of the output's
   // type, as qnn.add or qnn.mul; null when the value is anything else.
   Expr rewrite_binary(const Expr& value, double sy, double zy, DataType out) {
-    const ir::CallNode* call = detail::op_call(value, "add");
+    const ir::CallNode* call = ir::op_call(value, "add");
     const char* qnn_op = "qnn.add";
     if (!call) {
-      call = detail::op_call(value, "multiply");
+      call = ir::op_call(value, "multiply");
       qnn_op = "qnn.mul";
     }
     if (!call || !single_use(value)) return nullptr;
     std::optional<QuantizedInput> a = quantized_input(call->args[0]);
     std::optional<QuantizedInput> b = quantized_input(call->args[1]);
-    if (!a || !b || detail::tensor_dtype(a->data) != out || detail::tensor_dtype(b->data) != out)
+    if (!a || !b || ir::tensor_dtype(a->data) != out || ir::tensor_dtype(b->data) != out)
       return nullptr;
     return ir::call_op(qnn_op, {mutate(a->data), mutate(b->data)},
                        ir::make_op_attrs(qnn_op, {{"lhs_scale", a->scale},
@@ -243,14 +243,14 @@ class FakeQuantizationRewriter : public detail::TypedMutator {
   // QLinearGlobalAveragePool computes it: the integer sum over H x W less N * zx, times
   // M = sx / (sy * N) in float32, rounded, plus zy. Null when the value is anything else.
   Expr rewrite_global_average(const Expr& value, double sy, double zy, DataType out) {
-    const ir::CallNode* pool = detail::op_call(value, "nn.global_avg_pool2d");
+    const ir::CallNode* pool = ir::op_call(value, "nn.global_avg_pool2d");
     if (!pool || !single_use(value)) return nullptr;
     const auto& attrs = detail::attrs_or_default<ir::GlobalPool2DAttrs>(*pool);
     if (attrs.layout != "NCHW" || !(attrs.out_layout.empty() || attrs.out_layout == "NCHW"))
       return nullptr;
     std::optional<QuantizedInput> x = quantized_input(pool->args[0]);
-    auto shape = x ? detail::static_shape(x->data) : std::nullopt;
-    if (!x || !shape || shape->size() != 4 || detail::tensor_dtype(x->data) != out) return nullptr;
+    auto shape = x ? ir::static_shape(x->data) : std::nullopt;
+    if (!x || !shape || shape->size() != 4 || ir::tensor_dtype(x->data) != out) return nullptr;
     const int64_t pixels = (*shape)[2] * (*shape)[3];
     if (pixels <= 0 || pixels > (int64_t(1) << 23)) return nullptr;  // int32 sums stay exact
     const DataType i32 = DataType::int32(), f32 = DataType::float32();
@@ -258,10 +258,10 @@ class FakeQuantizationRewriter : public detail::TypedMutator {
         "sum",
         {ir::call_op("cast", {mutate(x->data)}, ir::make_op_attrs("cast", {{"dtype", i32}}))},
         ir::make_op_attrs("sum", {{"axis", std::vector<int64_t>{2, 3}}, {"keepdims", true}}));
-    Expr centered = ir::call_op(
-        "subtract", {sum, detail::scalar_constant(double(pixels * x->zero_point), i32)});
+    Expr centered =
+        ir::call_op("subtract", {sum, ir::scalar_constant(double(pixels * x->zero_point), i32)});
     const float multiplier = float(x->scale) / (float(sy) * float(pixels));
-    return requantized(centered, detail::scalar_constant(double(multiplier), f32), zy, out);
+    return requantized(centered, ir::scalar_constant(double(multiplier), f32), zy, out);
   }
 
   // A float product of a quantized activation and a constant quantized weight.
@@ -276,10 +276,10 @@ class FakeQuantizationRewriter : public detail::TypedMutator {
   };
 
   bool match_product(const Expr& value, Product& p) {
-    auto out_shape = detail::static_shape(value);
+    auto out_shape = ir::static_shape(value);
     if (!out_shape) return false;
     p.out_rank = int64_t(out_shape->size());
-    if (const ir::CallNode* conv = detail::op_call(value, "nn.conv2d")) {
+    if (const ir::CallNode* conv = ir::op_call(value, "nn.conv2d")) {
       const auto& attrs = detail::attrs_or_default<ir::Conv2DAttrs>(*conv);
       if (attrs.data_layout != "NCHW" || attrs.kernel_layout != "OIHW" ||
           !(attrs.out_layout.empty() || attrs.out_layout == "NCHW"))
@@ -292,8 +292,8 @@ class FakeQuantizationRewriter : public detail::TypedMutator {
       p = Product{conv, *in, *w, *w->data, 1, p.out_rank, false};
       return true;
     }
-    const ir::CallNode* dense = detail::op_call(value, "nn.dense");
-    const ir::CallNode* matmul = detail::op_call(value, "nn.matmul");
+    const ir::CallNode* dense = ir::op_call(value, "nn.dense");
+    const ir::CallNode* matmul = ir::op_call(value, "nn.matmul");
     if (matmul) {
       const auto& attrs = detail::attrs_or_default<ir::MatmulAttrs>(*matmul);
       if (attrs.transpose_a) return false;
@@ -318,10 +318,10 @@ class FakeQuantizationRewriter : public detail::TypedMutator {
 
   static Tensor transposed(const Tensor& w) {
     int64_t rows = w.shape()[0], cols = w.shape()[1];
-    std::vector<double> values = detail::tensor_values(w), t(values.size());
+    std::vector<double> values = ir::tensor_values(w), t(values.size());
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t c = 0; c < cols; ++c) t[size_t(c * rows + r)] = values[size_t(r * cols + c)];
-    return detail::make_tensor(t, {cols, rows}, w.dtype());
+    return ir::make_tensor(t, {cols, rows}, w.dtype());
   }
 
   // The bias in units of sx * sw[c], rounded; the model's int32 values when it
@@ -330,7 +330,7 @@ class FakeQuantizationRewriter : public detail::TypedMutator {
     size_t channels = p.weight.scales.size();
     std::vector<double> real;
     if (std::optional<Dequantized> dq = match_dequantize(bias)) {
-      const Tensor* b = detail::constant_data(dq->data);
+      const Tensor* b = ir::constant_data(dq->data);
       if (!b || b->dtype() != DataType::int32()) return false;
       auto values = per_channel(*b, int64_t(channels));
       auto scales = per_channel(*dq->scale, int64_t(channels));
@@ -339,7 +339,7 @@ class FakeQuantizationRewriter : public detail::TypedMutator {
       real.resize(channels);
       for (size_t c = 0; c < channels; ++c)
         real[c] = ((*values)[c] - (*zero_points)[c]) * float((*scales)[c]);
-    } else if (const Tensor* b = detail::constant_data(bias)) {
+    } else if (const Tensor* b = ir::constant_data(bias)) {
       if (!b->dtype().is_float()) return false;
       auto values = per_channel(*b, int64_t(channels));
       if (!values || b->ndim() > p.out_rank) return false;
@@ -363,13 +363,13 @@ class FakeQuantizationRewriter : public detail::TypedMutator {
 
   Expr build_product(const Product& p) {
     Expr data = mutate(p.input.data);
-    DataType in_dtype = *detail::tensor_dtype(p.input.data);
-    Expr data_zp = detail::scalar_constant(double(p.input.zero_point), in_dtype);
+    DataType in_dtype = *ir::tensor_dtype(p.input.data);
+    Expr data_zp = ir::scalar_constant(double(p.input.zero_point), in_dtype);
     const std::vector<double>& wz = p.weight.zero_points;
     bool one_zp = std::all_of(wz.begin(), wz.end(), [&](double z) { return z == wz[0]; });
-    Expr weight_zp = one_zp ? detail::scalar_constant(wz[0], p.weight_data.dtype())
-                            : Expr(ir::ConstantNode::make(detail::make_tensor(
-                                  wz, {int64_t(wz.size())}, p.weight_data.dtype())));
+    Expr weight_zp = one_zp ? ir::scalar_constant(wz[0], p.weight_data.dtype())
+                            : Expr(ir::ConstantNode::make(ir::make_tensor(wz, {int64_t(wz.size())},
+                                                                          p.weight_data.dtype())));
     Expr weight = ir::ConstantNode::make(p.weight_data);
     if (!p.dense) {
       Ref<ir::AttrsNode> attrs = detail::attrs_or_default<ir::Conv2DAttrs>(*p.call).clone();
@@ -384,10 +384,10 @@ class FakeQuantizationRewriter : public detail::TypedMutator {
                              bool broadcast) {
     bool uniform =
         std::all_of(values.begin(), values.end(), [&](double v) { return v == values[0]; });
-    if (uniform && broadcast) return detail::scalar_constant(values[0], dtype);
+    if (uniform && broadcast) return ir::scalar_constant(values[0], dtype);
     std::vector<int64_t> shape{int64_t(values.size())};
     if (broadcast) shape.insert(shape.end(), size_t(p.out_rank - p.channel_axis - 1), 1);
-    return ir::ConstantNode::make(detail::make_tensor(values, shape, dtype));
+    return ir::ConstantNode::make(ir::make_tensor(values, shape, dtype));
   }
 
   std::unordered_map<const ir::ExprNode*, int> uses_;

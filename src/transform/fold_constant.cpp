@@ -3,6 +3,7 @@
 #include <string>
 #include <string_view>
 
+#include "anvil/ir/builder.h"
 #include "anvil/reference/reference.h"
 #include "anvil/transform/passes.h"
 #include "transform/pass_util.h"
@@ -132,13 +133,13 @@ class ConstantFolder : public detail::TypedMutator {
   // Appends the tensors of a constant argument (a tuple argument gives its fields, as the
   // reference executor passes them); false when the argument is not constant.
   static bool collect_constant_inputs(const Expr& arg, std::vector<Tensor>& inputs) {
-    if (const Tensor* data = detail::constant_data(arg)) {
+    if (const Tensor* data = ir::constant_data(arg)) {
       inputs.push_back(*data);
       return true;
     }
     if (const auto* tuple = ir::as<ir::TupleNode>(arg)) {
       for (const Expr& field : tuple->fields) {
-        const Tensor* data = detail::constant_data(field);
+        const Tensor* data = ir::constant_data(field);
         if (!data) return false;
         inputs.push_back(*data);
       }

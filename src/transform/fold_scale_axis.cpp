@@ -15,6 +15,7 @@
 #include <unordered_map>
 
 #include "anvil/ir/attrs/nn.h"
+#include "anvil/ir/builder.h"
 #include "anvil/transform/passes.h"
 #include "transform/pass_util.h"
 
@@ -44,7 +45,7 @@ std::optional<std::vector<double>> per_channel_values(const Tensor& t, const Cha
       return std::nullopt;
     }
   }
-  std::vector<double> values = detail::tensor_values(t);
+  std::vector<double> values = ir::tensor_values(t);
   if (!varies) return std::vector<double>(size_t(where.channels), values.at(0));
   return values;
 }
@@ -53,7 +54,7 @@ std::optional<std::vector<double>> per_channel_values(const Tensor& t, const Cha
 Expr channel_constant(const std::vector<double>& values, const ChannelAxis& where, DataType dtype) {
   std::vector<int64_t> shape{where.channels};
   shape.insert(shape.end(), size_t(where.rank - where.axis - 1), 1);
-  return ir::ConstantNode::make(detail::make_tensor(values, shape, dtype));
+  return ir::ConstantNode::make(ir::make_tensor(values, shape, dtype));
 }
 
 std::vector<double> times(std::vector<double> a, const std::vector<double>& b) {
@@ -76,9 +77,9 @@ Tensor scale_blocks(const Tensor& weight, const std::vector<double>& scales, siz
     }
     return scaled;
   }
-  std::vector<double> values = detail::tensor_values(weight);
+  std::vector<double> values = ir::tensor_values(weight);
   for (size_t i = 0; i < count; ++i) values[i] *= scales[(i / block) % scales.size()];
-  return detail::make_tensor(values, weight.shape_vector(), weight.dtype());
+  return ir::make_tensor(values, weight.shape_vector(), weight.dtype());
 }
 
 // The weight with its leading (output-channel) rows multiplied by the scales.
@@ -89,8 +90,8 @@ Tensor scale_rows(const Tensor& weight, const std::vector<double>& scales) {
 // For multiply(a, b): the non-constant operand and the constant, or {null, null}.
 std::pair<Expr, const Tensor*> split_constant_operand(const ir::CallNode& call) {
   if (call.args.size() != 2) return {nullptr, nullptr};
-  if (const Tensor* t = detail::constant_data(call.args[1])) return {call.args[0], t};
-  if (const Tensor* t = detail::constant_data(call.args[0])) return {call.args[1], t};
+  if (const Tensor* t = ir::constant_data(call.args[1])) return {call.args[0], t};
+  if (const Tensor* t = ir::constant_data(call.args[0])) return {call.args[1], t};
   return {nullptr, nullptr};
 }
 
@@ -143,7 +144,7 @@ UserMap collect_users(const Expr& function) {
 bool is_plain_conv2d(const ir::CallNode& call) {
   if (!call.op() || call.op()->name != "nn.conv2d" || call.args.size() != 2) return false;
   const auto& attrs = detail::attrs_or_default<ir::Conv2DAttrs>(call);
-  const Tensor* weight = detail::constant_data(call.args[1]);
+  const Tensor* weight = ir::constant_data(call.args[1]);
   return attrs.data_layout == "NCHW" && attrs.kernel_layout == "OIHW" &&
          (attrs.out_layout.empty() || attrs.out_layout == "NCHW") && float_weight(weight) &&
          weight->ndim() == 4;
@@ -171,7 +172,7 @@ class ScaleAxisFolder : public detail::TypedMutator {
   }
 
   Expr mutate_Call(const ir::CallNode* node, const Expr& self) override {
-    if (detail::op_call(self, "multiply")) {
+    if (ir::op_call(self, "multiply")) {
       auto [input, scale] = split_constant_operand(*node);
       if (input && same_type(self, input)) {
         if (std::optional<ChannelAxis> where = find_anchor(input)) {
@@ -183,7 +184,7 @@ class ScaleAxisFolder : public detail::TypedMutator {
     }
     if (is_plain_conv2d(*node) && detail::attrs_or_default<ir::Conv2DAttrs>(*node).groups == 1) {
       if (const InputScale* in = input_scale(node->args[0])) {
-        Tensor weight = scale_input_channels(*detail::constant_data(node->args[1]), in->scales);
+        Tensor weight = scale_input_channels(*ir::constant_data(node->args[1]), in->scales);
         return ir::CallNode::make(node->callee,
                                   {in->scaled_input, ir::ConstantNode::make(std::move(weight))},
                                   node->attrs);
@@ -217,14 +218,14 @@ class ScaleAxisFolder : public detail::TypedMutator {
           detail::attrs_or_default<ir::Conv2DAttrs>(*call).groups != 1)
         return std::nullopt;
     }
-    std::optional<std::vector<int64_t>> shape = detail::static_shape(top);
+    std::optional<std::vector<int64_t>> shape = ir::static_shape(top);
     if (!shape || shape->size() != 4) return std::nullopt;
     ChannelAxis where{1, (*shape)[1], 4};
 
     Expr below = top;
-    const ir::CallNode* relu = detail::op_call(top, "nn.relu");
+    const ir::CallNode* relu = ir::op_call(top, "nn.relu");
     if (relu) below = relu->args[0];
-    const ir::CallNode* add = detail::op_call(below, "add");
+    const ir::CallNode* add = ir::op_call(below, "add");
     const Tensor* shift = nullptr;
     Expr scaled = below;
     if (add) {
@@ -234,7 +235,7 @@ class ScaleAxisFolder : public detail::TypedMutator {
       shift = constant;
       scaled = inner;
     }
-    const ir::CallNode* multiply = detail::op_call(scaled, "multiply");
+    const ir::CallNode* multiply = ir::op_call(scaled, "multiply");
     if (!multiply || (scaled != top && !single_use(scaled))) return std::nullopt;
     auto [x, scale] = split_constant_operand(*multiply);
     if (!x || !scale || !same_type(scaled, x)) return std::nullopt;
@@ -251,7 +252,7 @@ class ScaleAxisFolder : public detail::TypedMutator {
       if (!values) return std::nullopt;
       for (size_t c = 0; c < values->size(); ++c) (*values)[c] /= (*scales)[c];
       Expr new_shift = channel_constant(*values, where, shift->dtype());
-      bool constant_first = detail::constant_data(add->args[0]) != nullptr;
+      bool constant_first = ir::constant_data(add->args[0]) != nullptr;
       result = ir::CallNode::make(add->callee,
                                   constant_first ? std::vector<Expr>{new_shift, result}
                                                  : std::vector<Expr>{result, new_shift},
@@ -267,7 +268,7 @@ class ScaleAxisFolder : public detail::TypedMutator {
   std::optional<ChannelAxis> find_anchor(const Expr& e) const {
     const auto* call = ir::as<ir::CallNode>(e);
     if (!call || !call->op() || !single_use(e)) return std::nullopt;
-    std::optional<std::vector<int64_t>> shape = detail::static_shape(e);
+    std::optional<std::vector<int64_t>> shape = ir::static_shape(e);
     if (!shape) return std::nullopt;
     int64_t rank = int64_t(shape->size());
     const std::string& name = call->op()->name;
@@ -276,7 +277,7 @@ class ScaleAxisFolder : public detail::TypedMutator {
       return ChannelAxis{1, (*shape)[1], rank};
     }
     if (name == "nn.dense") {
-      const Tensor* weight = detail::constant_data(call->args[1]);
+      const Tensor* weight = ir::constant_data(call->args[1]);
       if (!float_weight(weight) || weight->ndim() != 2 || rank < 1) return std::nullopt;
       return ChannelAxis{rank - 1, (*shape)[size_t(rank - 1)], rank};
     }
@@ -284,7 +285,7 @@ class ScaleAxisFolder : public detail::TypedMutator {
     if (name == "nn.bias_add" || name == "add" || name == "multiply") {
       auto [input, constant] =
           name == "nn.bias_add"
-              ? std::pair<Expr, const Tensor*>(call->args[0], detail::constant_data(call->args[1]))
+              ? std::pair<Expr, const Tensor*>(call->args[0], ir::constant_data(call->args[1]))
               : split_constant_operand(*call);
       if (!input || !constant || !same_type(e, input)) return std::nullopt;
       std::optional<ChannelAxis> where = find_anchor(input);
@@ -307,7 +308,7 @@ class ScaleAxisFolder : public detail::TypedMutator {
     const auto* call = ir::as<ir::CallNode>(e);
     const std::string& name = call->op()->name;
     if (name == "nn.conv2d" || name == "nn.dense") {
-      Tensor weight = *detail::constant_data(call->args[1]);
+      Tensor weight = *ir::constant_data(call->args[1]);
       Expr data;
       // The same convolution may also take over a scale of its input.
       bool one_group =
@@ -328,12 +329,12 @@ class ScaleAxisFolder : public detail::TypedMutator {
       return inner ? ir::CallNode::make(call->callee, {inner}, call->attrs) : nullptr;
     }
     if (name == "nn.bias_add") {
-      const Tensor& bias = *detail::constant_data(call->args[1]);
+      const Tensor& bias = *ir::constant_data(call->args[1]);
       Expr inner = fold(call->args[0], scales, where);
       if (!inner) return nullptr;
-      std::vector<double> scaled = times(detail::tensor_values(bias), scales);
+      std::vector<double> scaled = times(ir::tensor_values(bias), scales);
       Expr new_bias =
-          ir::ConstantNode::make(detail::make_tensor(scaled, {where.channels}, bias.dtype()));
+          ir::ConstantNode::make(ir::make_tensor(scaled, {where.channels}, bias.dtype()));
       return ir::CallNode::make(call->callee, {inner, new_bias}, call->attrs);
     }
     auto [input, constant] = split_constant_operand(*call);
@@ -343,7 +344,7 @@ class ScaleAxisFolder : public detail::TypedMutator {
     Expr inner = fold(input, scales, where);
     if (!inner) return nullptr;
     Expr shift = channel_constant(times(values, scales), where, constant->dtype());
-    bool constant_first = detail::constant_data(call->args[0]) != nullptr;
+    bool constant_first = ir::constant_data(call->args[0]) != nullptr;
     std::vector<Expr> args =
         constant_first ? std::vector<Expr>{shift, inner} : std::vector<Expr>{inner, shift};
     return ir::CallNode::make(call->callee, std::move(args), call->attrs);

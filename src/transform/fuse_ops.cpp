@@ -165,7 +165,7 @@ ir::IRModule fuse_ops(const ir::IRModule& mod, int fuse_opt_level, int max_depth
   ir::Expr body = main->body;
   if (has_bindings(body)) {
     ir::IRModule flat = typed;
-    flat.add("main", ir::FunctionNode::make(main->params, transform::detail::inline_bindings(body),
+    flat.add("main", ir::FunctionNode::make(main->params, transform::inline_bindings(body),
                                             main->ret_type, main->func_attrs));
     main = ir::infer_type(flat).get_function("main");
     body = main->body;

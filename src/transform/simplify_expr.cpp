@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "anvil/ir/attrs/transform.h"
+#include "anvil/ir/builder.h"
 #include "anvil/transform/passes.h"
 #include "transform/pass_util.h"
 
@@ -19,7 +20,7 @@ bool same_type(const Expr& a, const Expr& b) {
 }
 
 bool is_constant_filled_with(const Expr& e, double value) {
-  const Tensor* data = detail::constant_data(e);
+  const Tensor* data = ir::constant_data(e);
   return data && detail::all_elements_equal(*data, value);
 }
 
@@ -71,13 +72,13 @@ class ExprSimplifier : public detail::TypedMutator {
       return drop_identity_operand(call, self);
     if (name == "reshape" || name == "squeeze" || name == "expand_dims") {
       if (same_type(self, arg)) return arg;
-      if (name == "reshape" && detail::op_call(arg, "reshape")) return merge_reshapes(call, self);
+      if (name == "reshape" && ir::op_call(arg, "reshape")) return merge_reshapes(call, self);
       return self;
     }
     if (name == "transpose") return simplify_transpose(call, self);
     if (name == "cast") {
       DataType target = detail::attrs_or_default<ir::CastAttrs>(call).dtype;
-      return detail::tensor_dtype(arg) == target ? arg : self;
+      return ir::tensor_dtype(arg) == target ? arg : self;
     }
     if (name == "layout_transform") return cancel_layout_transforms(call, self);
     return self;
@@ -99,9 +100,9 @@ class ExprSimplifier : public detail::TypedMutator {
 
   // reshape(reshape(x)) -> reshape(x) to the final shape, when that shape is static.
   static Expr merge_reshapes(const ir::CallNode& call, const Expr& self) {
-    std::optional<std::vector<int64_t>> shape = detail::static_shape(self);
+    std::optional<std::vector<int64_t>> shape = ir::static_shape(self);
     if (!shape) return self;
-    const ir::CallNode& inner = *detail::op_call(call.args[0], "reshape");
+    const ir::CallNode& inner = *ir::op_call(call.args[0], "reshape");
     auto attrs = ir::make_attrs<ir::ReshapeAttrs>();
     attrs->newshape = *shape;
     // A literal 0 in the target shape would otherwise mean "copy the input dim".
@@ -119,7 +120,7 @@ class ExprSimplifier : public detail::TypedMutator {
     std::vector<int64_t> identity(static_cast<size_t>(rank));
     std::iota(identity.begin(), identity.end(), 0);
     if (*outer == identity) return call.args[0];
-    const ir::CallNode* inner_call = detail::op_call(call.args[0], "transpose");
+    const ir::CallNode* inner_call = ir::op_call(call.args[0], "transpose");
     if (!inner_call) return self;
     std::optional<std::vector<int64_t>> inner = permutation(*inner_call, rank);
     if (!inner) return self;
@@ -135,7 +136,7 @@ class ExprSimplifier : public detail::TypedMutator {
   static Expr cancel_layout_transforms(const ir::CallNode& call, const Expr& self) {
     const auto& outer = detail::attrs_or_default<ir::LayoutTransformAttrs>(call);
     if (outer.src_layout == outer.dst_layout && same_type(self, call.args[0])) return call.args[0];
-    const ir::CallNode* inner_call = detail::op_call(call.args[0], "layout_transform");
+    const ir::CallNode* inner_call = ir::op_call(call.args[0], "layout_transform");
     if (!inner_call) return self;
     const auto& inner = detail::attrs_or_default<ir::LayoutTransformAttrs>(*inner_call);
     bool cancel = inner.dst_layout == outer.src_layout && inner.src_layout == outer.dst_layout;

@@ -5,6 +5,7 @@
 
 #include "anvil/ir/attrs/nn_norm.h"
 #include "anvil/ir/attrs/transform.h"
+#include "anvil/ir/builder.h"
 #include "anvil/transform/passes.h"
 #include "transform/pass_util.h"
 
@@ -21,12 +22,12 @@ struct BatchNormInputs {
 class InferenceSimplifier : public detail::TypedMutator {
  public:
   Expr mutate_TupleGetItem(const ir::TupleGetItemNode* node, const Expr& self) override {
-    if (const ir::CallNode* bn = detail::op_call(node->tuple, "nn.batch_norm")) {
+    if (const ir::CallNode* bn = ir::op_call(node->tuple, "nn.batch_norm")) {
       if (Expr rewritten = rewrite_batch_norm_field(*bn, node->index)) return rewritten;
     }
-    if (detail::op_call(node->tuple, "nn.dropout") && node->index == 0) {
+    if (ir::op_call(node->tuple, "nn.dropout") && node->index == 0) {
       // Dropout is the identity at inference time.
-      return mutate(detail::op_call(node->tuple, "nn.dropout")->args[0]);
+      return mutate(ir::op_call(node->tuple, "nn.dropout")->args[0]);
     }
     return TypedMutator::mutate_TupleGetItem(node, self);
   }
@@ -64,17 +65,17 @@ class InferenceSimplifier : public detail::TypedMutator {
   // and stored in the data's dtype with the unit dims already in place.
   static bool constant_scale_shift(const BatchNormInputs& in, const ir::BatchNormAttrs& attrs,
                                    int64_t trailing_units, Expr& scale, Expr& shift) {
-    const Tensor* mean = detail::constant_data(in.mean);
-    const Tensor* var = detail::constant_data(in.var);
-    const Tensor* gamma = detail::constant_data(in.gamma);
-    const Tensor* beta = detail::constant_data(in.beta);
+    const Tensor* mean = ir::constant_data(in.mean);
+    const Tensor* var = ir::constant_data(in.var);
+    const Tensor* gamma = ir::constant_data(in.gamma);
+    const Tensor* beta = ir::constant_data(in.beta);
     if (!mean || !var || (attrs.scale && !gamma) || (attrs.center && !beta)) return false;
-    std::optional<DataType> dtype = detail::tensor_dtype(in.data);
+    std::optional<DataType> dtype = ir::tensor_dtype(in.data);
     if (!dtype || mean->ndim() != 1) return false;
     int64_t channels = mean->numel();
-    std::vector<double> m = detail::tensor_values(*mean), v = detail::tensor_values(*var);
-    std::vector<double> g = attrs.scale ? detail::tensor_values(*gamma) : std::vector<double>();
-    std::vector<double> b = attrs.center ? detail::tensor_values(*beta) : std::vector<double>();
+    std::vector<double> m = ir::tensor_values(*mean), v = ir::tensor_values(*var);
+    std::vector<double> g = attrs.scale ? ir::tensor_values(*gamma) : std::vector<double>();
+    std::vector<double> b = attrs.center ? ir::tensor_values(*beta) : std::vector<double>();
     std::vector<double> scale_values(static_cast<size_t>(channels));
     std::vector<double> shift_values(static_cast<size_t>(channels));
     for (size_t c = 0; c < size_t(channels); ++c) {
@@ -85,16 +86,16 @@ class InferenceSimplifier : public detail::TypedMutator {
     }
     std::vector<int64_t> shape{channels};
     shape.insert(shape.end(), size_t(trailing_units), 1);
-    scale = ir::ConstantNode::make(detail::make_tensor(scale_values, shape, *dtype));
-    shift = ir::ConstantNode::make(detail::make_tensor(shift_values, shape, *dtype));
+    scale = ir::ConstantNode::make(ir::make_tensor(scale_values, shape, *dtype));
+    shift = ir::ConstantNode::make(ir::make_tensor(shift_values, shape, *dtype));
     return true;
   }
 
   // Otherwise the same arithmetic as graph ops; FoldConstant folds whatever part is constant.
   static void graph_scale_shift(const BatchNormInputs& in, const ir::BatchNormAttrs& attrs,
                                 int64_t trailing_units, Expr& scale, Expr& shift) {
-    DataType dtype = detail::tensor_dtype(in.var).value_or(DataType::float32());
-    Expr eps = detail::scalar_constant(attrs.epsilon, dtype);
+    DataType dtype = ir::tensor_dtype(in.var).value_or(DataType::float32());
+    Expr eps = ir::scalar_constant(attrs.epsilon, dtype);
     scale = ir::call_op("rsqrt", {ir::call_op("add", {in.var, eps})});
     if (attrs.scale) scale = ir::call_op("multiply", {scale, in.gamma});
     shift = ir::call_op("negative", {ir::call_op("multiply", {in.mean, scale})});

@@ -17,15 +17,16 @@
 
 #include "anvil/ir/attrs/nn.h"
 #include "anvil/ir/attrs/transform.h"
+#include "anvil/ir/builder.h"
+#include "anvil/ir/nn_geometry.h"
 #include "anvil/transform/passes.h"
-#include "ir/op/nn_util.h"
 #include "transform/pass_util.h"
 
 namespace anvil::transform {
 namespace {
 
-using detail::constant_data;
-using detail::static_shape;
+using ir::constant_data;
+using ir::static_shape;
 
 // One band of output positions along an axis and the taps valid throughout it, [first, last].
 struct Band {
@@ -99,7 +100,7 @@ class DilatedConvSplitter : public detail::TypedMutator {
   ir::Expr mutate_Call(const ir::CallNode* node, const ir::Expr& self) override {
     ir::Expr rewritten = detail::TypedMutator::mutate_Call(node, self);
     const auto* call = ir::as<ir::CallNode>(rewritten);
-    if (!call || !detail::op_call(rewritten, "nn.conv2d")) return rewritten;
+    if (!call || !ir::op_call(rewritten, "nn.conv2d")) return rewritten;
     std::optional<ir::Expr> split = rewrite(*call, self);
     return split ? *split : rewritten;
   }
@@ -140,10 +141,10 @@ class DilatedConvSplitter : public detail::TypedMutator {
         const int64_t h1 = (r.end - 1) * strides[0] - pad[0] + r.last_tap * dilation[0] + 1;
         const int64_t w0 = c.begin * strides[1] - pad[1] + c.first_tap * dilation[1];
         const int64_t w1 = (c.end - 1) * strides[1] - pad[1] + c.last_tap * dilation[1] + 1;
-        ir::Expr data = detail::slice_axes(call.args[0], {h0, w0}, {h1, w1}, {2, 3});
+        ir::Expr data = ir::slice_axes(call.args[0], {h0, w0}, {h1, w1}, {2, 3});
         ir::Expr taps = weight ? ir::Expr(ir::ConstantNode::make(weight_taps(*weight, r, c)))
-                               : detail::slice_axes(call.args[1], {r.first_tap, c.first_tap},
-                                                    {r.last_tap + 1, c.last_tap + 1}, {2, 3});
+                               : ir::slice_axes(call.args[1], {r.first_tap, c.first_tap},
+                                                {r.last_tap + 1, c.last_tap + 1}, {2, 3});
         Ref<ir::AttrsNode> attrs =
             call.attrs ? call.attrs->clone() : call.op()->def->default_attrs->clone();
         attrs->set_field("padding", std::vector<int64_t>{0, 0, 0, 0});

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "anvil/ir/attrs/transform.h"
+#include "anvil/ir/builder.h"
 #include "anvil/reference/reference.h"
 #include "transform/pass_util.h"
 
@@ -286,7 +287,7 @@ const SymbolicValue* SymbolicShapeEvaluator::evaluate(const Expr& e) {
 }
 
 std::optional<SymbolicValue> SymbolicShapeEvaluator::compute(const Expr& e) {
-  if (const Tensor* data = constant_data(e)) {
+  if (const Tensor* data = ir::constant_data(e)) {
     if (!is_integer_like(data->dtype()) || data->numel() > kMaxElements) return std::nullopt;
     return from_tensor(*data);
   }
@@ -309,7 +310,7 @@ std::optional<SymbolicValue> SymbolicShapeEvaluator::compute_call(const ir::Call
   if (op.find("random") != std::string::npos || op == "call_tir" || op == "call_dps_packed")
     return std::nullopt;
   if (op == "shape_of" || op == "ndarray_size") {
-    std::optional<std::vector<Dim>> dims = shape_dims(call.args[0]);
+    std::optional<std::vector<Dim>> dims = ir::shape_dims(call.args[0]);
     if (!dims) return std::nullopt;
     SymbolicValue v;
     if (op == "shape_of") {

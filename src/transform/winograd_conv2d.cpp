@@ -7,15 +7,16 @@
 #include <string>
 
 #include "anvil/ir/attrs/nn.h"
+#include "anvil/ir/builder.h"
+#include "anvil/ir/winograd.h"
 #include "anvil/transform/passes.h"
-#include "ir/op/winograd_transforms.h"
 #include "transform/pass_util.h"
 
 namespace anvil::transform {
 namespace {
 
-using detail::constant_data;
-using detail::static_shape;
+using ir::constant_data;
+using ir::static_shape;
 
 // Where Winograd pays off (docs/winograd.md): maps of at least 14 x 14 outputs (7 x 7 maps
 // have too few tiles per GEMM to gain) and at least 64 channels each way (with fewer input
@@ -40,7 +41,7 @@ class WinogradRewriter : public detail::TypedMutator {
   ir::Expr mutate_Call(const ir::CallNode* node, const ir::Expr& self) override {
     ir::Expr rewritten = detail::TypedMutator::mutate_Call(node, self);
     const auto* call = ir::as<ir::CallNode>(rewritten);
-    if (!call || !detail::op_call(rewritten, "nn.contrib_conv2d_NCHWc")) return rewritten;
+    if (!call || !ir::op_call(rewritten, "nn.contrib_conv2d_NCHWc")) return rewritten;
     std::optional<ir::Expr> winograd = rewrite(*call, self);
     return winograd ? *winograd : rewritten;
   }
@@ -57,7 +58,7 @@ class WinogradRewriter : public detail::TypedMutator {
     const Tensor* weight = constant_data(call.args[1]);
     std::optional<std::vector<int64_t>> data = static_shape(call.args[0]);
     std::optional<std::vector<int64_t>> out = static_shape(self);
-    std::optional<DataType> dtype = detail::tensor_dtype(call.args[0]);
+    std::optional<DataType> dtype = ir::tensor_dtype(call.args[0]);
     if (!weight || weight->dtype() != DataType::float32() || weight->ndim() != 6 || !data ||
         data->size() != 5 || !out || out->size() != 5 || dtype != DataType::float32())
       return std::nullopt;

@@ -26,6 +26,7 @@
 #include <thread>
 
 #include "anvil/codegen/llvm.h"
+#include "anvil/driver/build_target.h"
 #include "anvil/ir/infer_type.h"
 #include "anvil/ir/parser.h"
 #include "anvil/lower/lower.h"
@@ -33,7 +34,6 @@
 #include "anvil/support/error.h"
 #include "anvil/tir/transform.h"
 #include "anvil/tune/tune.h"
-#include "driver/compile_kernels.h"
 
 namespace anvil::tune {
 namespace {

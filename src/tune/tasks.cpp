@@ -3,12 +3,12 @@
 #include <unordered_map>
 
 #include "anvil/analysis/cost.h"
+#include "anvil/driver/build.h"
 #include "anvil/driver/tuning_records.h"
 #include "anvil/ir/functor.h"
 #include "anvil/ir/structural_equal.h"
 #include "anvil/lower/lower.h"
 #include "anvil/tune/tune.h"
-#include "driver/lower_graph.h"
 
 namespace anvil::tune {
 

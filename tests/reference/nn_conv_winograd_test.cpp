@@ -3,7 +3,7 @@
 // the op's shape errors.
 #include <random>
 
-#include "ir/op/winograd_transforms.h"
+#include "anvil/ir/winograd.h"
 #include "nn_kernel_test_util.h"
 
 namespace anvil::reference {

@@ -4,7 +4,7 @@
 // 16 and 32 channels, with and without a fused epilogue, AVX-512 and AVX2 blocks.
 #include <gtest/gtest.h>
 
-#include "ir/op/winograd_transforms.h"
+#include "anvil/ir/winograd.h"
 #include "topi/x86/nn_conv_winograd.h"
 #include "topi/x86_schedule_check.h"
 

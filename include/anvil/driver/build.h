@@ -48,6 +48,9 @@ FusedGraph fuse_graph(const ir::IRModule& mod,
                       const std::vector<std::pair<std::string, Tensor>>& params,
                       const BuildOptions& options = {});
 
+// The ops called in a fused group, in execution order: "nn.conv2d, add, nn.relu".
+std::string fused_op_names(const ir::FunctionNode& fn);
+
 // What build() returns (TVM's executor factory): the graph, the compiled kernels, the params
 // left after constant folding, and the lowered PrimFuncs kept for export.
 class BuiltModule {

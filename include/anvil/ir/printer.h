@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "anvil/ir/ir.h"
 
@@ -20,5 +21,9 @@ std::string print_module(const IRModule& mod, const PrintOptions& options = {});
 
 // One expression.
 std::string print_expr(const Expr& expr, const PrintOptions& options = {});
+
+// text as a string literal of the IR text formats (graph and tensor IR spell strings alike):
+// double-quoted, with \" \\ \n \t \r and \xHH escapes.
+std::string quote_string(std::string_view text);
 
 }  // namespace anvil::ir

@@ -73,4 +73,8 @@ class Interpreter {
 // Flattens nested tuples into their tensors, in order.
 std::vector<Tensor> flatten(const Value& value);
 
+// All elements of t as int64 in row-major order, the way the kernels read integer operands:
+// bool as 0/1, uint64 by bit pattern, floats truncated toward zero.
+std::vector<int64_t> to_int64s(const Tensor& t);
+
 }  // namespace anvil::reference

@@ -18,6 +18,14 @@ namespace anvil::transform {
 ir::IRModule bind_params(const ir::IRModule& mod,
                          const std::vector<std::pair<std::string, Tensor>>& params);
 
+// Replaces every let and binding block of each graph function by its value, so the body is a
+// plain expression DAG whose calls take their producers directly; functions called from a
+// body keep their own bindings.
+ir::IRModule inline_bindings(const ir::IRModule& mod);
+
+// The same for one expression: body with its lets and binding blocks inlined.
+ir::Expr inline_bindings(const ir::Expr& body);
+
 // Rewrites each dyn.* call whose shape operands (shape, axes, pads, sizes, k...) fold to
 // constants into the static op with equivalent attrs (TVM's DynamicToStatic).
 ir::IRModule dynamic_to_static(const ir::IRModule& mod);

@@ -4,7 +4,6 @@
 #include "anvil/reference/reference.h"
 #include "frontend/onnx/converter_families.h"
 #include "frontend/onnx/graph_converter.h"
-#include "reference/kernel_util.h"
 
 namespace anvil::frontend::onnx_import {
 

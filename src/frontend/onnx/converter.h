@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "anvil/frontend/onnx_tensor.h"
 #include "anvil/ir/op.h"
 
 namespace anvil::frontend::onnx_import {
@@ -130,7 +131,5 @@ enum : int32_t {
 DataType onnx_dtype(int32_t onnx_type, const std::string& what);
 // ONNX TensorProto data type of an anvil dtype.
 int32_t to_onnx_dtype(DataType dtype);
-// A TensorProto's value (inline, raw or external data relative to base_dir).
-Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::filesystem::path& base_dir);
 
 }  // namespace anvil::frontend::onnx_import

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "anvil/ir/nn_geometry.h"
 #include "ir/op/relation_util.h"
 
 namespace anvil::ir::nn {
@@ -55,16 +56,6 @@ DataType input_dtype(const RelationArgs& args, size_t i);
 
 // "data Tensor[(1, 3), float32], weight Tensor[...]": every input by name, for messages.
 std::string inputs_text(const RelationArgs& args);
-
-// Checks an attribute holding one value per spatial axis (1 value is spread
-// to all) and at least `min_value` each; returns the n values.
-std::vector<int64_t> spatial_attr(const std::vector<int64_t>& values, size_t n, const char* attr,
-                                  int64_t min_value);
-
-// Checks padding given as 1, n or 2n non-negative values and returns the 2n
-// form: every axis' before-padding, then every after-padding.
-std::vector<int64_t> expand_padding(const std::vector<int64_t>& values, size_t n,
-                                    const char* attr = "padding");
 
 // Dims compared only when both are static: true when provably different.
 bool provably_different(const Dim& a, const Dim& b);

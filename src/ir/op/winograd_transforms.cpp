@@ -1,4 +1,4 @@
-#include "ir/op/winograd_transforms.h"
+#include "anvil/ir/winograd.h"
 
 #include "anvil/support/error.h"
 

@@ -18,15 +18,14 @@
 #include <variant>
 
 #include "anvil/ir/attrs/nn.h"
+#include "anvil/ir/builder.h"
+#include "anvil/ir/nn_geometry.h"
 #include "anvil/ir/op.h"
-#include "ir/op/nn_util.h"
 #include "topi/x86/families.h"
 #include "topi/x86/x86_util.h"
 
 namespace anvil::topi::x86 {
 namespace {
-
-std::string blocked_layout(int64_t block) { return "NCHW" + std::to_string(block) + "c"; }
 
 // The largest power of two up to lanes that divides channels.
 int64_t channel_block(int64_t channels, int lanes) {
@@ -203,10 +202,10 @@ LayoutRewrite rewrite_conv(const LayoutArgs& args) {
   attrs->groups = plan.groups;
   attrs->channels = plan.stored_channels;
   attrs->kernel_size = {weight.shape()[2], weight.shape()[3]};
-  attrs->data_layout = blocked_layout(plan.data_block);
+  attrs->data_layout = ir::blocked_layout(plan.data_block);
   attrs->kernel_layout =
       "OIHW" + std::to_string(plan.kernel_block) + "i" + std::to_string(plan.out_block) + "o";
-  attrs->out_layout = blocked_layout(plan.out_block);
+  attrs->out_layout = ir::blocked_layout(plan.out_block);
   attrs->out_dtype = a.out_dtype;
   const Tensor kernel =
       plan.merged > 1 ? block_diagonal_weight(weight, plan.merged, a.groups) : weight;

@@ -14,8 +14,8 @@
 #include <array>
 
 #include "anvil/ir/attrs/nn.h"
-#include "ir/op/nn_util.h"
-#include "ir/op/winograd_transforms.h"
+#include "anvil/ir/nn_geometry.h"
+#include "anvil/ir/winograd.h"
 #include "topi/x86/families.h"
 #include "topi/x86/x86_util.h"
 

@@ -16,17 +16,13 @@
 #include <algorithm>
 
 #include "anvil/ir/attrs/nn.h"
+#include "anvil/ir/builder.h"
 #include "anvil/ir/op.h"
 #include "topi/x86/families.h"
 #include "topi/x86/x86_util.h"
 
 namespace anvil::topi::x86 {
 namespace {
-
-bool is_float32(const ir::Type& type) {
-  const auto* t = ir::as<ir::TensorTypeNode>(type);
-  return t && t->dtype == DataType::float32();
-}
 
 // The output-column block of a packed weight (the column tile of the x86 schedule): up to
 // four whole vectors, or up to eight half vectors; 0 when N takes neither.
@@ -65,8 +61,8 @@ Tensor pack_columns(const Tensor& weight, bool rows_are_columns, int64_t block) 
 std::string check_dense(const ir::CallNode& call, const ir::Type&, int) {
   if (call.args.size() != 2) return "not a two-operand product";
   const auto* w = ir::as<ir::TensorTypeNode>(call.args[1]->checked_type);
-  if (!w || !w->shape || w->shape->size() != 2 || !is_float32(call.args[1]->checked_type) ||
-      !is_float32(call.args[0]->checked_type))
+  if (!w || !w->shape || w->shape->size() != 2 || !ir::is_float32(call.args[1]->checked_type) ||
+      !ir::is_float32(call.args[0]->checked_type))
     return "data and weight must be float32, the weight 2-D";
   if (!(*w->shape)[0].is_static() || !(*w->shape)[1].is_static())
     return "the weight's shape is not static";

@@ -29,6 +29,7 @@
 #include <variant>
 
 #include "anvil/ir/attrs/nn.h"
+#include "anvil/ir/builder.h"
 #include "anvil/ir/op.h"
 #include "topi/x86/families.h"
 #include "topi/x86/x86_util.h"
@@ -46,18 +47,6 @@ struct Int8ConvPlan {
   bool unsigned_weights = false;      // uint8 weights, shifted into int8 by -128 at packing
   std::vector<int64_t> weight_zero_points;  // per output channel, after the shift; empty: all 0
 };
-
-ir::Expr detail_layout_transform(const ir::Expr& e, const std::string& src,
-                                 const std::string& dst) {
-  return ir::call_op(
-      "layout_transform", {e},
-      ir::make_op_attrs("layout_transform", {{"src_layout", src}, {"dst_layout", dst}}));
-}
-
-const Tensor* constant_of(const ir::Expr& e) {
-  const auto* c = ir::as<ir::ConstantNode>(e);
-  return c ? &c->data : nullptr;
-}
 
 std::optional<std::vector<ir::Dim>> static_chw(const ir::Type& type, DataType dtype) {
   const auto* t = ir::as<ir::TensorTypeNode>(type);
@@ -153,8 +142,8 @@ std::variant<Int8ConvPlan, std::string> plan_int8_conv(const ir::CallNode& call,
   auto out = static_chw(out_type, DataType::int32());
   if (!in || !w || !out || !(*w)[0].is_static())
     return std::string("needs 8-bit data and weights, NCHW/OIHW with static channels");
-  const Tensor* data_zp = constant_of(call.args[2]);
-  const Tensor* weight_zp = constant_of(call.args[3]);
+  const Tensor* data_zp = ir::constant_data(call.args[2]);
+  const Tensor* weight_zp = ir::constant_data(call.args[3]);
   if (!data_zp || !weight_zp) return std::string("the zero points are not constants");
   const int64_t in_channels = (*in)[1].int_value(), out_channels = (*out)[1].int_value();
   const DataType data_type = ir::as<ir::TensorTypeNode>(call.args[0]->checked_type)->dtype;
@@ -239,7 +228,7 @@ ir::Expr blocked_data(const ir::Expr& nchw, const ir::Expr& zero_point, const In
             "nn.pad",
             {{"pad_width",
               std::vector<int64_t>{0, 0, 0, plan.padded_in - plan.in_channels, 0, 0, 0, 0}}}));
-  return detail_layout_transform(data, "NCHW", "NCHW" + std::to_string(plan.in_block) + "c");
+  return ir::transform_layout(data, "NCHW", ir::blocked_layout(plan.in_block));
 }
 
 // OIHW (C, 1, KH, KW) -> (C/b, 1, KH, KW, 1, b).
@@ -352,7 +341,7 @@ ir::Expr blocked_int8_conv(const ir::Expr& data, const Tensor& raw_weight,
 }
 
 const Tensor& constant_weight(const LayoutArgs& args) {
-  const Tensor* weight = constant_of(args.arg(1));
+  const Tensor* weight = ir::constant_data(args.arg(1));
   if (!weight || !weight->is_contiguous())
     throw_error("the weight is not a constant (bind the params to pack it)");
   return *weight;
@@ -404,11 +393,11 @@ std::string check_int8_dense(const ir::CallNode& call, const ir::Type&, int) {
   if (!is_8bit(data->dtype) || !is_8bit(weight->dtype) || !weight->shape ||
       weight->shape->size() != 2 || !(*weight->shape)[0].is_static())
     return "needs 8-bit data and (N, K) 8-bit weights";
-  if (!constant_of(call.args[2]) || !constant_of(call.args[3]))
+  if (!ir::constant_data(call.args[2]) || !ir::constant_data(call.args[3]))
     return "the zero points are not constants";
   Int8ConvPlan plan;
   plan.out_channels = (*weight->shape)[0].int_value();
-  return with_weights(plan, weight->dtype, *constant_of(call.args[3]));
+  return with_weights(plan, weight->dtype, *ir::constant_data(call.args[3]));
 }
 
 LayoutRewrite rewrite_int8_dense(const LayoutArgs& args) {
@@ -417,9 +406,9 @@ LayoutRewrite rewrite_int8_dense(const LayoutArgs& args) {
   const Tensor& weight = constant_weight(args);
   const int64_t n = weight.shape()[0], k = weight.shape()[1];
   Int8ConvPlan plan =
-      with_data(plan_blocks(k, n, args.vector_lanes), *constant_of(args.call.args[2]),
+      with_data(plan_blocks(k, n, args.vector_lanes), *ir::constant_data(args.call.args[2]),
                 ir::as<ir::TensorTypeNode>(args.call.args[0]->checked_type)->dtype);
-  why = with_weights(plan, weight.dtype(), *constant_of(args.call.args[3]));
+  why = with_weights(plan, weight.dtype(), *ir::constant_data(args.call.args[3]));
   if (!why.empty()) throw_error(why);
   ir::Expr zero_point = unsigned_zero_point(plan);
   auto reshape = [](const ir::Expr& e, std::vector<int64_t> shape) {

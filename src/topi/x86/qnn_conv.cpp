@@ -8,8 +8,8 @@
 #include <algorithm>
 
 #include "anvil/ir/attrs/nn.h"
+#include "anvil/ir/nn_geometry.h"
 #include "anvil/tir/schedule.h"
-#include "ir/op/nn_util.h"
 #include "topi/x86/families.h"
 #include "topi/x86/x86_util.h"
 
