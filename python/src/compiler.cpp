@@ -152,16 +152,6 @@ void bind_compiler(nb::module_& m) {
       },
       nb::arg("mod"), nb::arg("params").none(), nb::arg("target"), nb::arg("opt_level"),
       nb::arg("disabled_passes"), nb::arg("config"), nb::arg("tuning_records") = "");
-  m.def(
-      "pick_executor",
-      [](const ir::IRModule& mod, nb::handle params, const std::string& target, int opt_level) {
-        NamedTensors named = to_named(params);
-        driver::BuildOptions options = build_options(target, opt_level, {}, {});
-        nb::gil_scoped_release release;
-        return driver::pick_executor(mod, named, options);
-      },
-      nb::arg("mod"), nb::arg("params").none(), nb::arg("target"), nb::arg("opt_level"));
-
   nb::class_<driver::VmModule>(m, "VmModule", "What the VM's build returns: the executable.")
       .def("create_vm", &driver::VmModule::create_vm)
       .def("as_text", &driver::VmModule::print_bytecode)

@@ -5,9 +5,6 @@
 #include <nanobind/stl/vector.h>
 #include <unistd.h>
 
-#include <fstream>
-
-#include "anvil/driver/tuning_records.h"
 #include "anvil/quantize/quantize.h"
 #include "anvil/support/error.h"
 #include "anvil/tune/tune.h"
@@ -86,53 +83,45 @@ void bind_tools(nb::module_& m) {
       [](const ir::IRModule& mod, nb::dict params, const std::string& target, int opt_level,
          const std::string& records_path, const std::string& tuner, int trials, double total_time_s,
          int early_stopping, int batch_size, int repeat, int number, double min_repeat_ms,
-         double timeout_s, uint64_t seed, std::vector<std::string> worker_command, bool list_only) {
-        std::vector<std::pair<std::string, Tensor>> named;
+         double timeout_s, uint64_t seed, std::vector<std::string> worker_command, bool list_only,
+         const std::string& prior_records, int threads, const std::string& desired_layout) {
+        tune::TuningModel model{mod, {}};
         for (auto [key, value] : params) {
           std::string name = nb::cast<std::string>(key);
-          named.emplace_back(name, as_tensor(value, "param '" + name + "'").copy());
+          model.params.emplace_back(name, as_tensor(value, "param '" + name + "'").copy());
         }
-        driver::BuildOptions build_options;
-        build_options.target = target;
-        build_options.pass_context.opt_level = opt_level;
-        std::vector<tune::TuneTask> tasks;
-        std::vector<tune::TaskOutcome> outcomes;
+        tune::TuningRunOptions options;
+        options.target = target;
+        options.opt_level = opt_level;
+        options.desired_layout = desired_layout;
+        options.list_tasks = list_only;
+        options.records_path = records_path;
+        options.prior_records_path = prior_records;
+        options.tune.tuner = tuner;
+        options.tune.trials = trials;
+        options.tune.total_time_s = total_time_s;
+        options.tune.early_stopping = early_stopping;
+        options.tune.batch_size = batch_size;
+        options.tune.seed = seed;
+        options.tune.measure.worker_command = std::move(worker_command);
+        options.tune.measure.repeat = repeat;
+        options.tune.measure.number = number;
+        options.tune.measure.min_repeat_ms = min_repeat_ms;
+        options.tune.measure.timeout_s = timeout_s;
+        options.tune.measure.threads = threads;
+        tune::TuningRunResult run;
         {
           nb::gil_scoped_release release;
-          tasks = tune::extract_tasks(mod, named, build_options);
-          if (!list_only) {
-            std::ofstream out(records_path, std::ios::trunc);
-            if (!out) throw Error("cannot write tuning records to '" + records_path + "'");
-            tune::TuneOptions options;
-            options.tuner = tuner;
-            options.trials = trials;
-            options.total_time_s = total_time_s;
-            options.early_stopping = early_stopping;
-            options.batch_size = batch_size;
-            options.seed = seed;
-            options.measure.worker_command = std::move(worker_command);
-            options.measure.target = target;
-            options.measure.repeat = repeat;
-            options.measure.number = number;
-            options.measure.min_repeat_ms = min_repeat_ms;
-            options.measure.timeout_s = timeout_s;
-            tune::TuneCallbacks callbacks;
-            callbacks.record = [&out](const driver::TuningRecord& record) {
-              out << driver::format_tuning_record(record) << "\n";
-              out.flush();
-            };
-            outcomes = tune::tune_tasks(tasks, options, callbacks);
-            if (!out) throw Error("cannot write tuning records to '" + records_path + "'");
-          }
+          run = tune::run_tuning([&model] { return std::move(model); }, options);
         }
         nb::list result;
-        for (size_t i = 0; i < tasks.size(); ++i) {
-          nb::dict d = task_dict(tasks[i]);
-          if (i < outcomes.size()) {
-            d["default_ms"] = outcomes[i].default_ms;
-            d["best_ms"] = outcomes[i].best_ms;
-            d["trials"] = outcomes[i].trials;
-            d["errors"] = outcomes[i].errors;
+        for (size_t i = 0; i < run.tasks.size(); ++i) {
+          nb::dict d = task_dict(run.tasks[i]);
+          if (i < run.outcomes.size()) {
+            d["default_ms"] = run.outcomes[i].default_ms;
+            d["best_ms"] = run.outcomes[i].best_ms;
+            d["trials"] = run.outcomes[i].trials;
+            d["errors"] = run.outcomes[i].errors;
           }
           result.append(d);
         }
@@ -142,7 +131,8 @@ void bind_tools(nb::module_& m) {
       nb::arg("records"), nb::arg("tuner"), nb::arg("trials"), nb::arg("total_time_s"),
       nb::arg("early_stopping"), nb::arg("batch_size"), nb::arg("repeat"), nb::arg("number"),
       nb::arg("min_repeat_ms"), nb::arg("timeout_s"), nb::arg("seed"), nb::arg("worker_command"),
-      nb::arg("list_only"));
+      nb::arg("list_only"), nb::arg("prior_records"), nb::arg("threads"),
+      nb::arg("desired_layout"));
 
   // The measurement worker's loop on stdin/stdout (python -m anvil.tune_worker).
   m.def("run_measure_worker", []() {

@@ -1,16 +1,6 @@
-// Pass order (TVM's relay.build at each opt level):
-//   always      InferType, DynamicToStatic (dyn.* ops with constant shape operands become
-//               static ops, the only ones with TE computes), FuseOps (level 0: every call
-//               alone), lowering
-//   level >= 1  FakeQuantizationToInteger (QDQ convolutions and dense layers become integer
-//               products), SimplifyInference, fusion of groups
-//   any level   ConvertLayout, when the config "relay.desired_layout" names a layout
-//   level >= 2  FoldConstant, EliminateCommonSubexpr, FoldScaleAxis
-//   level 3     AlterOpLayout, WinogradConv2D (eligible 3x3 blocked convolutions), SimplifyExpr
-//               (cancels meeting layout transforms)
-// FoldConstant runs again after the passes that leave constant subgraphs behind
-// (SimplifyInference's scale/shift, FoldScaleAxis' scaled weights, AlterOpLayout's packed
-// weights).
+// The order of the graph passes, TVM's relay.build at each opt level. docs/passes.md holds the
+// one table of that order (and why each pass sits where it does); a test checks it against
+// pass_names(), so a change here changes the table too.
 #include "driver/pipeline.h"
 
 #include <algorithm>

@@ -5,7 +5,6 @@
 
 namespace anvil::reference {
 
-void register_builtin_kernels();     // kernels the interpreter handles itself: none yet
 void register_elemwise_kernels();    // unary math, broadcasting binary ops, where, clip, cast
 void register_activation_kernels();  // relu, gelu, prelu, ...
 void register_nn_conv_kernels();     // conv1d/2d/3d, conv2d_transpose, blocked conv

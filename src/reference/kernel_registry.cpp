@@ -14,7 +14,6 @@ constexpr const char* kKernelKey = "reference_kernel";
 void register_all_families() {
   static std::once_flag once;
   std::call_once(once, [] {
-    register_builtin_kernels();
     register_elemwise_kernels();
     register_activation_kernels();
     register_nn_conv_kernels();

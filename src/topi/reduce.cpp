@@ -15,9 +15,6 @@
 
 namespace anvil::topi {
 
-// Defined in reduce_softmax.cpp.
-void register_softmax_computes();
-
 std::vector<PrimExpr> reduced_shape(const std::vector<PrimExpr>& data_shape,
                                     const std::vector<bool>& reduced, bool keepdims) {
   std::vector<PrimExpr> shape;
@@ -445,7 +442,6 @@ void register_reduce_computes() {
   register_variance("variance", false);
   register_variance("std", true);
   register_logsumexp();
-  register_softmax_computes();
 }
 
 }  // namespace anvil::topi

@@ -16,6 +16,7 @@
 #include "anvil/ir/attrs/nn.h"
 #include "anvil/ir/builder.h"
 #include "anvil/ir/op.h"
+#include "anvil/ir/static_resize.h"
 #include "transform/pass_util.h"
 
 namespace anvil::transform::detail {
@@ -176,23 +177,6 @@ Expr convert_pad(const ir::CallNode& call) {
       ir::make_op_attrs("nn.pad", {{"pad_width", pad_width}, {"pad_mode", std::string(mode)}}));
 }
 
-// The one scale ONNX keep_aspect_ratio_policy gives every listed axis: the largest that fits
-// the sizes (not_larger) or the smallest that covers them (not_smaller); null when an axis'
-// size is unknown.
-std::optional<double> aspect_scale(const std::vector<std::optional<int64_t>>& dims,
-                                   const std::vector<size_t>& listed,
-                                   const std::vector<double>& sizes, const std::string& policy) {
-  const bool covers = policy == "not_smaller";
-  double scale = covers ? 0.0 : INFINITY;
-  for (size_t i = 0; i < listed.size(); ++i) {
-    std::optional<int64_t> dim = dims[listed[i]];
-    if (!dim || *dim < 1) return std::nullopt;
-    double s = sizes[i] / double(*dim);
-    scale = covers ? std::max(scale, s) : std::min(scale, s);
-  }
-  return scale;
-}
-
 // image.resize{1,2,3}d resizes the spatial axes of an (N, C, spatial...) tensor; a request that
 // changes N or C stays dynamic. Aspect-ratio policies become sizes with coordinate_scales.
 Expr convert_resize(const ir::CallNode& call) {
@@ -201,58 +185,15 @@ Expr convert_resize(const ir::CallNode& call) {
   std::optional<std::vector<double>> target = constant_doubles(call.args[2]);
   std::optional<std::vector<double>> roi = constant_doubles(call.args[1]);
   if (!dims || !target || !roi) return nullptr;
-  const size_t rank = dims->size();
-  if (rank < 3 || rank > 5) return nullptr;
-  const bool sizes = a.target == "sizes";
-  std::vector<size_t> listed;
-  for (int64_t axis : a.axes) {
-    std::optional<int64_t> k = normalize_axis(axis, int64_t(rank));
-    if (!k) return nullptr;
-    listed.push_back(size_t(*k));
-  }
-  if (a.axes.empty())
-    for (size_t k = 0; k < rank; ++k) listed.push_back(k);
-  if (target->size() != listed.size()) return nullptr;
-  if (!roi->empty() && roi->size() != 2 * listed.size()) return nullptr;
-  std::optional<double> aspect;
-  if (sizes && a.keep_aspect_ratio_policy != "stretch") {
-    aspect = aspect_scale(*dims, listed, *target, a.keep_aspect_ratio_policy);
-    if (!aspect) return nullptr;
-  }
-  std::vector<std::optional<double>> value(rank);
-  std::vector<double> starts(rank, 0.0), ends(rank, 1.0);
-  for (size_t i = 0; i < listed.size(); ++i) {
-    value[listed[i]] = (*target)[i];
-    if (!roi->empty()) {
-      starts[listed[i]] = (*roi)[i];
-      ends[listed[i]] = (*roi)[listed.size() + i];
-    }
-  }
-  std::vector<double> scales, static_roi, coordinate_scales;
-  std::vector<int64_t> size;
-  for (size_t k = 0; k < rank; ++k) {
-    std::optional<int64_t> dim = (*dims)[k];
-    if (k < 2) {
-      bool unchanged = !value[k] || (aspect  ? *aspect == 1.0
-                                     : sizes ? dim && double(*dim) == *value[k]
-                                             : *value[k] == 1.0);
-      if (!unchanged || starts[k] != 0.0 || ends[k] != 1.0) return nullptr;
-      continue;
-    }
-    if (aspect) {
-      // A listed axis takes in * scale rounded half up, an unlisted one keeps its size.
-      if (!dim) return nullptr;
-      double scale = value[k] ? *aspect : 1.0;
-      size.push_back(value[k] ? int64_t(double(*dim) * scale + 0.5) : *dim);
-      coordinate_scales.push_back(scale);
-    } else if (sizes) {
-      if (!value[k] && !dim) return nullptr;
-      size.push_back(value[k] ? int64_t(*value[k]) : *dim);
-    } else {
-      scales.push_back(value[k].value_or(1.0));
-    }
-  }
-  std::string name = "image.resize" + std::to_string(rank - 2) + "d";
+  std::optional<ir::StaticResize> s =
+      ir::static_resize({.dims = *dims,
+                         .target = *target,
+                         .sizes = a.target == "sizes",
+                         .axes = a.axes,
+                         .roi = *roi,
+                         .keep_aspect_ratio_policy = a.keep_aspect_ratio_policy});
+  if (!s) return nullptr;
+  std::string name = "image.resize" + std::to_string(dims->size() - 2) + "d";
   AttrList attrs = {{"method", a.method},
                     {"coordinate_transformation_mode", a.coordinate_transformation_mode},
                     {"rounding_method", a.rounding_method},
@@ -260,16 +201,12 @@ Expr convert_resize(const ir::CallNode& call) {
                     {"cubic_exclude", a.cubic_exclude},
                     {"extrapolation_value", a.extrapolation_value},
                     {"antialias", a.antialias}};
-  if (sizes)
-    attrs.emplace_back("size", size);
+  if (a.target == "sizes")
+    attrs.emplace_back("size", s->size);
   else
-    attrs.emplace_back("scales", scales);
-  if (!coordinate_scales.empty()) attrs.emplace_back("coordinate_scales", coordinate_scales);
-  if (!roi->empty()) {
-    static_roi.assign(starts.begin() + 2, starts.end());
-    static_roi.insert(static_roi.end(), ends.begin() + 2, ends.end());
-    attrs.emplace_back("roi", static_roi);
-  }
+    attrs.emplace_back("scales", s->scales);
+  if (!s->coordinate_scales.empty()) attrs.emplace_back("coordinate_scales", s->coordinate_scales);
+  if (!s->roi.empty()) attrs.emplace_back("roi", s->roi);
   return ir::call_op(name, {call.args[0]}, ir::make_op_attrs(name, attrs));
 }
 

@@ -38,6 +38,40 @@ def test_tune_writes_records_that_build_applies(tmp_path, rng):
         anvil.tune(mod, params, target="c", tuning_records=records)
 
 
+def test_tune_takes_prior_records_threads_and_layout_as_the_cli_does(tmp_path):
+    model = small_cnn(channels=16, size=24)
+    mod, params = anvil.frontend.from_onnx(model)
+    nchw = {t["key"] for t in anvil.tune(mod, params, list_tasks=True)}
+    nhwc = {t["key"] for t in anvil.tune(mod, params, list_tasks=True, desired_layout="NHWC")}
+    assert nchw != nhwc, "desired_layout did not reach the build"
+
+    def read(path):
+        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+    options = dict(tuner="random", repeat=1, min_repeat_ms=1, timeout_s=30, threads=1)
+    first = tmp_path / "first.json"
+    anvil.tune(mod, params, tuning_records=first, trials=2, **options)
+    prior = read(first)
+    assert prior, "no record written"
+
+    # Another file starts with the prior records of the model's tasks, then the new ones.
+    second = tmp_path / "second.json"
+    result = anvil.tune(mod, params, tuning_records=second, prior_records=first, trials=2,
+                        **options)
+    lines = read(second)
+    assert lines[:len(prior)] == prior
+    assert sum(t.get("trials", 0) for t in result) == len(lines) - len(prior)
+
+    # The prior file itself is appended to.
+    anvil.tune(mod, params, tuning_records=first, prior_records=first, trials=1, **options)
+    assert read(first)[:len(prior)] == prior and len(read(first)) > len(prior)
+
+    with pytest.raises(anvil.AnvilError, match="missing.json"):
+        anvil.tune(mod, params, tuning_records=second, prior_records=tmp_path / "missing.json")
+    with pytest.raises(anvil.AnvilError, match="desired_layout"):
+        anvil.tune(mod, params, list_tasks=True, desired_layout="NCWH")
+
+
 def test_quantize_writes_a_qdq_model_onnxruntime_loads(tmp_path, rng):
     model = small_cnn(channels=16)
     samples = [{"input": rng.uniform(-1, 1, size=(1, 3, 16, 16)).astype("float32")}

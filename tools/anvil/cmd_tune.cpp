@@ -7,8 +7,6 @@
 #include <CLI/CLI.hpp>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
-#include <set>
 
 #include "anvil/support/error.h"
 #include "anvil/tune/tune.h"
@@ -125,88 +123,57 @@ void run_tune(const TuneOptions& options) {
                                "tuning measures on this machine: give an llvm target, "
                                "not '" +
                                    options.target + "'");
-  // Prior records are read before the slow part, so that a bad file fails fast.
-  std::vector<driver::TuningRecord> prior;
-  if (!options.prior_records.empty()) {
-    driver::TuningRecords records = driver::read_tuning_records(options.prior_records);
-    for (const std::string& problem : records.problems)
-      std::fprintf(stderr, "warning: %s\n", problem.c_str());
-    prior = std::move(records.records);
-  }
+  tune::TuningRunOptions run;
+  run.target = options.target;
+  run.opt_level = options.opt_level;
+  run.desired_layout = options.desired_layout;
+  run.list_tasks = options.list_tasks;
+  run.records_path = options.output;
+  run.prior_records_path = options.prior_records;
+  run.tune.tuner = options.tuner;
+  run.tune.trials = options.trials;
+  run.tune.total_time_s = options.total_time;
+  run.tune.early_stopping = options.early_stopping;
+  run.tune.batch_size = options.batch_size;
+  run.tune.seed = options.seed;
+  run.tune.measure.repeat = options.repeat;
+  run.tune.measure.number = options.number;
+  run.tune.measure.min_repeat_ms = options.min_repeat_ms;
+  run.tune.measure.timeout_s = options.timeout;
+  run.tune.measure.threads = options.threads;
+  if (!options.list_tasks) run.tune.measure.worker_command = {self_path(), "tune-worker"};
 
-  auto [mod, params] =
-      load_model_or_workload(options.model, options.input_shapes, options.workload);
-  driver::BuildOptions build_options;
-  build_options.target = options.target;
-  build_options.pass_context.opt_level = options.opt_level;
-  if (!options.desired_layout.empty())
-    build_options.pass_context.config["relay.desired_layout"] = options.desired_layout;
-  std::vector<tune::TuneTask> tasks = tune::extract_tasks(mod, params, build_options);
-  if (options.list_tasks) return print_tasks(tasks);
-
-  // The records file: new measurements are appended as they come, so that a tuning run that is
-  // stopped keeps what it measured. A file other than --prior-records starts with the prior
-  // records of this model's tasks, so that it holds everything compile needs.
-  const bool append = options.output == options.prior_records;
-  std::ofstream out(options.output, append ? std::ios::app : std::ios::trunc);
-  if (!out) throw Error("cannot write tuning records to '" + options.output + "'");
-  if (!append) {
-    std::set<std::string> keys;
-    for (const tune::TuneTask& task : tasks) keys.insert(task.key);
-    for (const driver::TuningRecord& record : prior)
-      if (keys.count(record.task)) out << driver::format_tuning_record(record) << "\n";
-    out.flush();
-  }
-
-  tune::TuneOptions tune_options;
-  tune_options.tuner = options.tuner;
-  tune_options.trials = options.trials;
-  tune_options.total_time_s = options.total_time;
-  tune_options.early_stopping = options.early_stopping;
-  tune_options.batch_size = options.batch_size;
-  tune_options.seed = options.seed;
-  tune_options.prior = std::move(prior);
-  tune_options.measure.worker_command = {self_path(), "tune-worker"};
-  tune_options.measure.target = options.target;
-  tune_options.measure.repeat = options.repeat;
-  tune_options.measure.number = options.number;
-  tune_options.measure.min_repeat_ms = options.min_repeat_ms;
-  tune_options.measure.timeout_s = options.timeout;
-  tune_options.measure.threads = options.threads;
-
+  // The tuned tasks are numbered among themselves in the progress lines.
   int tunable = 0;
-  for (const tune::TuneTask& task : tasks) tunable += !task.space.knobs.empty();
-  std::vector<int> task_number(tasks.size(), 0);
-  for (size_t i = 0, n = 0; i < tasks.size(); ++i)
-    if (!tasks[i].space.knobs.empty()) task_number[i] = int(++n);
-  if (!options.quiet)
-    std::printf(
-        "tuning %d of %zu tasks with the %s tuner%s\n", tunable, tasks.size(),
-        options.tuner.c_str(),
-        options.trials > 0 ? (", " + std::to_string(options.trials) + " trials").c_str() : "");
-
-  tune::TuneCallbacks callbacks;
-  callbacks.record = [&](const driver::TuningRecord& record) {
-    out << driver::format_tuning_record(record) << "\n";
-    out.flush();
-  };
-  if (!options.quiet)
-    callbacks.progress = [&](const tune::TuneProgress& p) {
+  std::vector<int> task_number;
+  if (!options.quiet) {
+    run.tasks_ready = [&](const std::vector<tune::TuneTask>& tasks) {
+      task_number.assign(tasks.size(), 0);
+      for (size_t i = 0; i < tasks.size(); ++i)
+        if (!tasks[i].space.knobs.empty()) task_number[i] = ++tunable;
+      std::printf(
+          "tuning %d of %zu tasks with the %s tuner%s\n", tunable, tasks.size(),
+          options.tuner.c_str(),
+          options.trials > 0 ? (", " + std::to_string(options.trials) + " trials").c_str() : "");
+    };
+    run.progress = [&](const tune::TuneProgress& p) {
       std::printf(
           "[Task %2d/%2d]  Current/Best: %8.2f/%8.2f GFLOPS | Progress: (%d/%lld) | %.2f s%s\n",
           task_number[p.task], tunable, p.current_gflops, p.best_gflops, p.task_trials,
           static_cast<long long>(p.task_space), p.elapsed_s, p.task_done ? " Done." : "");
       std::fflush(stdout);
     };
-  const auto start = std::chrono::steady_clock::now();
-  std::vector<tune::TaskOutcome> outcomes = tune::tune_tasks(tasks, tune_options, callbacks);
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (!out) throw Error("cannot write tuning records to '" + options.output + "'");
-  int trials = 0;
-  for (const tune::TaskOutcome& outcome : outcomes) trials += outcome.trials;
+  }
+  tune::TuningRunResult result = tune::run_tuning(
+      [&] {
+        ModelAndParams loaded =
+            load_model_or_workload(options.model, options.input_shapes, options.workload);
+        return tune::TuningModel{std::move(loaded.mod), std::move(loaded.params)};
+      },
+      run);
+  if (options.list_tasks) return print_tasks(result.tasks);
   if (!options.quiet) {
-    print_summary(tasks, outcomes, seconds, trials);
+    print_summary(result.tasks, result.outcomes, result.seconds, result.trials);
     std::printf("tuning records: %s\n", options.output.c_str());
   }
 }

@@ -144,6 +144,51 @@ struct TuneCallbacks {
 std::vector<TaskOutcome> tune_tasks(const std::vector<TuneTask>& tasks, const TuneOptions& options,
                                     const TuneCallbacks& callbacks = {});
 
+// ---- A tuning run (anvil tune, anvil.tune) ------------------------------------------------
+
+// A model and its parameters, as a tuning run loads them.
+struct TuningModel {
+  ir::IRModule mod;
+  std::vector<std::pair<std::string, Tensor>> params;
+};
+
+// What a tuning run does besides the search: how the model is built, where records come from
+// and go, and whom it tells along the way.
+struct TuningRunOptions {
+  std::string target = "llvm";  // the build's target; tuning measures only llvm targets
+  int opt_level = 3;
+  std::string desired_layout;  // the convolution layout to tune for (NCHW, NHWC); "": as is
+  bool list_tasks = false;     // only extract the tasks: no records read back or written
+  std::string records_path;    // the records file written (one line per measurement)
+  // An earlier run's records (--prior-records), or "": their configs are not measured again.
+  // Equal to records_path, the file is appended to; else the records of this model's tasks
+  // are copied to the front of records_path.
+  std::string prior_records_path;
+  // The search and its measurement; `prior` is filled from prior_records_path, and
+  // measure.target from target.
+  TuneOptions tune;
+  // Each line of prior records that was skipped, read before the model is loaded; empty:
+  // "warning: ..." on stderr.
+  std::function<void(const std::string&)> warning;
+  // The tasks, once the records file is open and before any is tuned.
+  std::function<void(const std::vector<TuneTask>&)> tasks_ready;
+  std::function<void(const TuneProgress&)> progress;  // after each measured batch
+};
+
+// What a tuning run found.
+struct TuningRunResult {
+  std::vector<TuneTask> tasks;
+  std::vector<TaskOutcome> outcomes;  // one per task; empty after list_tasks
+  int trials = 0;                     // measured in all
+  double seconds = 0;                 // spent tuning
+};
+
+// Reads the prior records, loads the model (load runs after them, so that a bad records file
+// fails before a slow import), extracts its tasks and, unless list_tasks, tunes them, writing
+// each measurement to records_path as it comes: a stopped run keeps what it measured.
+TuningRunResult run_tuning(const std::function<TuningModel()>& load,
+                           const TuningRunOptions& options);
+
 // ---- Cost model features ----------------------------------------------------------------
 
 // Loop features of a lowered candidate (its scheduled tensor IR): how much runs in parallel,

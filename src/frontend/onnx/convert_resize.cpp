@@ -1,9 +1,11 @@
 // Resize (opsets 10, 11, 13, 18, 19) and the deprecated Upsample. A resize of
 // the spatial axes of an (N, C, spatial...) tensor by constant scales or sizes
-// becomes image.resize1d/2d/3d; everything else (run-time scales or sizes,
-// other axes, keep_aspect_ratio_policy, antialias, half_pixel_symmetric)
-// becomes dyn.image.resize, which implements ONNX Resize in full. Also
-// GridSample, the other sampling op.
+// becomes image.resize1d/2d/3d (ir::static_resize, which DynamicToStatic shares,
+// decides), keep_aspect_ratio_policy included; everything else (run-time scales
+// or sizes, other axes, antialias, half_pixel_symmetric) becomes
+// dyn.image.resize, which implements ONNX Resize in full. Also GridSample, the
+// other sampling op.
+#include "anvil/ir/static_resize.h"
 #include "frontend/onnx/convert_nn.h"
 
 namespace anvil::frontend::onnx_import {
@@ -13,7 +15,7 @@ using namespace ir;
 namespace {
 
 // What a Resize node asks for, in ONNX's terms.
-struct ResizeRequest {
+struct ResizeCall {
   Expr target;                // scales (floats) or sizes (integers)
   bool sizes = false;         // target holds sizes
   Expr roi;                   // null unless tf_crop_and_resize
@@ -43,64 +45,26 @@ std::optional<std::vector<double>> constant_doubles(const Expr& e) {
 }
 
 // The spatial-axes form, or nullopt when the request needs dyn.image.resize.
-struct StaticResize {
-  std::vector<double> scales;
-  std::vector<int64_t> size;
-  std::vector<double> roi;
-};
-
-std::optional<StaticResize> as_static(const ConvertContext& ctx, const ResizeRequest& r) {
-  const TensorTypeNode& data = ctx.input_tensor(0);
-  const size_t rank = data.shape->size();
-  if (rank < 3 || rank > 5 || r.policy != "stretch" || r.antialias ||
-      r.mode == "half_pixel_symmetric")
-    return std::nullopt;
+std::optional<StaticResize> as_static(const ConvertContext& ctx, const ResizeCall& r) {
+  if (r.antialias || r.mode == "half_pixel_symmetric") return std::nullopt;
   std::optional<std::vector<double>> target = constant_doubles(r.target);
   if (!target) return std::nullopt;
-  std::vector<size_t> listed;
-  for (int64_t axis : r.axes) listed.push_back(size_t(axis < 0 ? axis + int64_t(rank) : axis));
-  if (r.axes.empty())
-    for (size_t k = 0; k < rank; ++k) listed.push_back(k);
-  if (target->size() != listed.size()) return std::nullopt;
-  // Per axis of data: the scale or size asked for, and the roi; axes not
-  // listed keep their size.
-  std::vector<std::optional<double>> value(rank);
-  for (size_t i = 0; i < listed.size(); ++i)
-    if (listed[i] < rank) value[listed[i]] = (*target)[i];
-  std::vector<double> starts(rank, 0.0), ends(rank, 1.0);
+  std::optional<std::vector<double>> roi;
   if (r.roi) {
-    std::optional<std::vector<double>> roi = constant_doubles(r.roi);
-    if (!roi || roi->size() != 2 * listed.size()) return std::nullopt;
-    for (size_t i = 0; i < listed.size(); ++i) {
-      starts[listed[i]] = (*roi)[i];
-      ends[listed[i]] = (*roi)[listed.size() + i];
-    }
+    roi = constant_doubles(r.roi);
+    if (!roi) return std::nullopt;
   }
-  StaticResize s;
-  for (size_t k = 0; k < rank; ++k) {
-    std::optional<int64_t> dim = (*data.shape)[k].as_int();
-    bool batch_or_channel = k < 2;
-    if (batch_or_channel) {
-      // image.resize only touches the spatial axes; N and C must stay as they are.
-      bool unchanged = !value[k] || (r.sizes ? dim && double(*dim) == *value[k] : *value[k] == 1.0);
-      if (!unchanged || starts[k] != 0.0 || ends[k] != 1.0) return std::nullopt;
-      continue;
-    }
-    if (r.sizes) {
-      if (!value[k] && !dim) return std::nullopt;
-      s.size.push_back(value[k] ? int64_t(*value[k]) : *dim);
-    } else {
-      s.scales.push_back(value[k].value_or(1.0));
-    }
-  }
-  if (r.roi) {
-    s.roi.assign(starts.begin() + 2, starts.end());
-    s.roi.insert(s.roi.end(), ends.begin() + 2, ends.end());
-  }
-  return s;
+  std::vector<std::optional<int64_t>> dims;
+  for (const Dim& d : *ctx.input_tensor(0).shape) dims.push_back(d.as_int());
+  return static_resize({.dims = std::move(dims),
+                        .target = std::move(*target),
+                        .sizes = r.sizes,
+                        .axes = r.axes,
+                        .roi = roi.value_or(std::vector<double>{}),
+                        .keep_aspect_ratio_policy = r.policy});
 }
 
-Expr emit_resize(ConvertContext& ctx, const ResizeRequest& r) {
+Expr emit_resize(ConvertContext& ctx, const ResizeCall& r) {
   std::string rounding = r.method == "nearest_neighbor" ? r.rounding : "";
   if (std::optional<StaticResize> s = as_static(ctx, r)) {
     size_t n = ctx.input_tensor(0).shape->size() - 2;
@@ -116,6 +80,8 @@ Expr emit_resize(ConvertContext& ctx, const ResizeRequest& r) {
     } else {
       attrs.emplace_back("scales", s->scales);
     }
+    if (!s->coordinate_scales.empty())
+      attrs.emplace_back("coordinate_scales", s->coordinate_scales);
     if (!s->roi.empty()) attrs.emplace_back("roi", s->roi);
     return ctx.op("image.resize" + std::to_string(n) + "d", {ctx.input(0)}, attrs);
   }
@@ -136,7 +102,7 @@ Expr emit_resize(ConvertContext& ctx, const ResizeRequest& r) {
 // Resize-10 and Upsample: one scale per axis, asymmetric coordinates, and
 // nearest rounding down (which repeats elements for whole scales).
 Expr legacy_resize(ConvertContext& ctx, Expr scales) {
-  ResizeRequest r;
+  ResizeCall r;
   r.target = std::move(scales);
   r.method = ir_method(ctx, ctx.attr_string("mode", "nearest"));
   r.mode = "asymmetric";
@@ -156,7 +122,7 @@ bool present(const ConvertContext& ctx, size_t i) {
 }
 
 std::vector<Expr> convert_resize(ConvertContext& ctx) {
-  ResizeRequest r;
+  ResizeCall r;
   if (present(ctx, 2)) {
     r.target = ctx.input(2);
   } else if (present(ctx, 3)) {
