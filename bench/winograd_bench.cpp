@@ -31,7 +31,7 @@
 #include "anvil/testing/workloads.h"
 #include "anvil/tir/transform.h"
 #include "bench_util.h"
-#include "ir/op/winograd_transforms.h"
+#include "anvil/ir/winograd.h"
 
 namespace {
 

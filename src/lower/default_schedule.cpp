@@ -3,6 +3,7 @@
 // can only change speed, never results.
 #include "lower/default_schedule.h"
 
+#include <optional>
 #include <unordered_set>
 
 #include "anvil/ir/op.h"
@@ -324,18 +325,22 @@ GroupKnobSpace group_knob_space(const ir::Function& fn, const LowerGroupOptions&
   const std::vector<const topi::Strategy*> strategies =
       anchor ? scheduling_strategies(anchor->op()->name, options)
              : std::vector<const topi::Strategy*>{};
-  if (!strategies.empty()) {
-    const topi::Strategy& strategy = *strategies.front();
-    if (!strategy.space) return result;  // a strategy without knobs
-    LowerGroupOptions naive = options;
-    naive.schedule = false;
-    PreparedGroup group = prepare_group(lower_primitive(fn, "kernel", naive), fn);
+  // The records by priority, as schedule_group tries them: the first whose space accepts the
+  // group is the one that will schedule it.
+  std::optional<PreparedGroup> group;
+  for (const topi::Strategy* strategy : strategies) {
+    if (!strategy->space) return result;  // a strategy without knobs
+    if (!group) {
+      LowerGroupOptions naive = options;
+      naive.schedule = false;
+      group = prepare_group(lower_primitive(fn, "kernel", naive), fn);
+    }
     try {
-      result.knobs = strategy.space(group.sch, strategy_args(group, *anchor, options));
-      result.strategy = strategy.name;
+      result.knobs = strategy->space(group->sch, strategy_args(*group, *anchor, options));
+      result.strategy = strategy->name;
       return result;
     } catch (const Error& e) {
-      result.declined = strategy.name + ": " + e.what();
+      result.declined += (result.declined.empty() ? "" : "; ") + strategy->name + ": " + e.what();
     }
   }
   // The generic schedule runs: its knobs.

@@ -1,5 +1,5 @@
 // Scheduling of one fused group: injective producers inlined, then the anchor op's
-// hand-written schedule (topi::find_schedule) or the generic default (parallel outer loops,
+// strategy records for the target (topi::find_strategies) or the generic default (parallel outer loops,
 // vectorized innermost spatial loop).
 #pragma once
 

@@ -112,7 +112,7 @@ class VirtualMachine::Impl {
                                     ? exec_->kernel_names[size_t(in.index)]
                                     : exec_->runtime_funcs[size_t(in.index)].name;
       rows.push_back(KernelProfile{std::to_string(pc) + ": " + name, name, call_ms_[pc] / repeat,
-                                   0.0, "", 0, ""});
+                                   0.0, "", 0, "", ""});
     }
     rank_kernel_profile(rows);
     return rows;

@@ -243,10 +243,9 @@ Target Target::parse(std::string_view text) {
       throw_error("unknown option '", tokens[i], "' in target '", text, "'");
     if (value.empty()) throw_error("option '", name, "' in target '", text, "' needs a value");
     if (name == "-keys") {
-      for (const std::string& key : split(value, ',')) {
-        if (key.empty()) throw_error("empty key in '", tokens[i], "' of target '", text, "'");
-        target.keys.push_back(key);
-      }
+      target.keys = split(value, ',');
+      if (value.front() == ',' || value.back() == ',' || value.find(",,") != std::string::npos)
+        throw_error("empty key in '", tokens[i], "' of target '", text, "'");
     } else if (name == "-mcpu") {
       target.mcpu = value;
     } else if (name == "-mtriple") {

@@ -20,7 +20,7 @@ using tir::PrimExpr;
 
 constexpr const char* kOp = "qnn.contrib_conv2d_NCHWc";
 
-// The uint8 input padded with its zero point, as its own stage (see conv2d_nchwc.cpp: a
+// The uint8 input padded with its zero point, as its own stage (see nn_conv.cpp: a
 // one-term sum, so that the group scheduler keeps it rather than testing bounds in the inner
 // loop).
 te::Tensor padded_with_zero_point(const te::Tensor& data, const te::Tensor& zero_point,
@@ -200,7 +200,7 @@ std::vector<KnobSpace> int8_space(int64_t oc_chunks, int64_t out_width) {
 struct Int8Loops {
   std::vector<tir::LoopRV> loops;  // n, oc_chunk, oh, ow, oc_block | ic_outer, kh, kw, quad, lane
   int64_t oc_chunks, out_width, oc_bn;
-  // A 1x1 output over a static batch (qnn.dense's rows, see conv2d_int8_layout.cpp): the batch
+  // A 1x1 output over a static batch (qnn.dense's rows, see qnn.cpp): the batch
   // is the dimension the register tile spans, in place of the width.
   bool rows = false;
   int64_t tile_extent = 0;  // the extent of the tiled loop: the width, or the batch
