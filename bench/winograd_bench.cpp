@@ -25,13 +25,13 @@
 #include "anvil/driver/build.h"
 #include "anvil/ir/infer_type.h"
 #include "anvil/ir/op.h"
+#include "anvil/ir/winograd.h"
 #include "anvil/lower/lower.h"
 #include "anvil/runtime/tensor.h"
 #include "anvil/runtime/thread_pool.h"
 #include "anvil/testing/workloads.h"
 #include "anvil/tir/transform.h"
 #include "bench_util.h"
-#include "anvil/ir/winograd.h"
 
 namespace {
 

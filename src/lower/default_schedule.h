@@ -1,6 +1,6 @@
 // Scheduling of one fused group: injective producers inlined, then the anchor op's
-// strategy records for the target (topi::find_strategies) or the generic default (parallel outer loops,
-// vectorized innermost spatial loop).
+// strategy records for the target (topi::find_strategies) or the generic default (parallel outer
+// loops, vectorized innermost spatial loop).
 #pragma once
 
 #include "anvil/ir/ir.h"

@@ -59,13 +59,12 @@ void register_toy_target() {
                              .compute = toy_dense_compute,
                              .schedule = toy_dense_schedule});
     // Tried first, and declines every group: the kernel says so, and the next record runs.
-    topi::register_strategy(
-        "nn.dense", "toy",
-        {.name = "toy.declining",
-         .priority = 10,
-         .schedule = [](tir::Schedule&, const topi::ScheduleArgs&) {
-           throw Error("toy.declining takes no group");
-         }});
+    topi::register_strategy("nn.dense", "toy",
+                            {.name = "toy.declining",
+                             .priority = 10,
+                             .schedule = [](tir::Schedule&, const topi::ScheduleArgs&) {
+                               throw Error("toy.declining takes no group");
+                             }});
     return true;
   }();
   (void)done;
@@ -199,7 +198,8 @@ def @main(%x: Tensor[(5, 8), float32]) {
   }));
   EXPECT_EQ(sch.func().get(), func.get());  // the accepted first primitive was undone too
   ASSERT_EQ(sch.refused_steps().size(), 1u);
-  EXPECT_EQ(sch.refused_steps()[0].rfind("parallel rows, then a missing block: ", 0), 0u) << sch.refused_steps()[0];
+  EXPECT_EQ(sch.refused_steps()[0].rfind("parallel rows, then a missing block: ", 0), 0u)
+      << sch.refused_steps()[0];
   EXPECT_TRUE(sch.try_apply("parallel rows", [&](tir::Schedule& s) { s.parallel(loops[0]); }));
   EXPECT_NE(sch.func().get(), func.get());
   EXPECT_EQ(sch.refused_steps().size(), 1u);

@@ -1,5 +1,4 @@
 #include "anvil/ir/winograd.h"
-
 #include "anvil/support/error.h"
 
 namespace anvil::winograd {
