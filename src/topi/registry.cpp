@@ -164,9 +164,8 @@ const ShapeCompute* find_shape_compute(std::string_view op_name) {
 
 void register_strategy(std::string_view op_name, std::string_view target_key, Strategy strategy) {
   ir::OpDef& def = ir::OpTable::global().get_mutable(op_name);
-  if (!def.get_extra<StrategyTable>(kStrategiesKey)) def.set_extra(kStrategiesKey, StrategyTable{});
-  auto& table = std::any_cast<StrategyTable&>(def.extra.at(kStrategiesKey));
-  std::vector<Strategy>& records = table[std::string(target_key)];
+  std::any& entry = def.extra.try_emplace(kStrategiesKey, StrategyTable{}).first->second;
+  std::vector<Strategy>& records = std::any_cast<StrategyTable&>(entry)[std::string(target_key)];
   // After every record of higher or equal priority: registration order breaks ties.
   auto at = std::find_if(records.begin(), records.end(),
                          [&](const Strategy& s) { return s.priority < strategy.priority; });
