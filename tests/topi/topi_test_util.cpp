@@ -107,8 +107,8 @@ ir::Attrs attrs(const std::string& op,
   return ir::make_op_attrs(op, fields);
 }
 
-void check_op(const std::string& op, const std::vector<Tensor>& inputs, ir::Attrs call_attrs,
-              Tolerance tol) {
+ir::Function op_function(const std::string& op, const std::vector<Tensor>& inputs,
+                         ir::Attrs call_attrs) {
   std::vector<ir::Var> params;
   std::vector<ir::Expr> args;
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -124,7 +124,12 @@ void check_op(const std::string& op, const std::vector<Tensor>& inputs, ir::Attr
   ir::IRModule mod;
   mod.add("main", fn);
   mod = ir::infer_type(mod);
-  fn = mod.get_function("main");
+  return mod.get_function("main");
+}
+
+void check_op(const std::string& op, const std::vector<Tensor>& inputs, ir::Attrs call_attrs,
+              Tolerance tol) {
+  const ir::Function fn = op_function(op, inputs, call_attrs);
   const auto* typed_call = ir::as<ir::CallNode>(fn->body);
   std::vector<Tensor> expected = reference::evaluate_call(*typed_call, inputs);
   run_and_compare(fn, inputs, expected, op, tol);

@@ -26,6 +26,10 @@ Tensor random_tensor(std::vector<int64_t> shape, DataType dtype, uint64_t seed, 
 ir::Attrs attrs(const std::string& op,
                 const std::vector<std::pair<std::string, ir::AttrValue>>& fields);
 
+// `op(inputs...)` as a typed one-call fused group, the function check_op lowers.
+ir::Function op_function(const std::string& op, const std::vector<Tensor>& inputs,
+                         ir::Attrs attrs = nullptr);
+
 // Compiles `op(inputs...)` and checks it against the reference kernel (EXPECT failures name
 // the op, the schedule, the output and the first differing element).
 void check_op(const std::string& op, const std::vector<Tensor>& inputs, ir::Attrs attrs = nullptr,

@@ -95,7 +95,7 @@ TEST(X86Conv2dNCHWc, BlockWiderThanVectorTakesGenericSchedule) {
 }
 
 TEST(X86Conv2dNCHWc, DeclinedStrategyIsRecordedOnTheKernel) {
-  // The same group through the group scheduler: the kernel says that the generic schedule ran
+  // The same group through the group scheduler: the kernel says that the auto-scheduler ran
   // and why the x86 strategy declined.
   ir::Function fn = topi_test::primitive_function(R"(fn (%x: Tensor[(1, 1, 5, 5, 4), float32],
       %w: Tensor[(1, 1, 3, 3, 4, 32), float32]) {
@@ -106,7 +106,7 @@ TEST(X86Conv2dNCHWc, DeclinedStrategyIsRecordedOnTheKernel) {
   const ir::AttrValue* schedule = func->func_attrs.find(topi::kScheduleAttr);
   const ir::AttrValue* declined = func->func_attrs.find(topi::kScheduleDeclinedAttr);
   ASSERT_TRUE(schedule && declined);
-  EXPECT_EQ(std::get<std::string>(*schedule), "generic");
+  EXPECT_EQ(std::get<std::string>(*schedule), "auto");
   EXPECT_NE(std::get<std::string>(*declined).find("x86.conv2d_nchwc: "), std::string::npos);
   EXPECT_NE(std::get<std::string>(*declined).find("oc block 32 does not fit one vector"),
             std::string::npos)

@@ -55,6 +55,10 @@ inline constexpr const char* kScheduleDeclinedAttr = "schedule_declined";
 // The PrimFunc attr listing the optional schedule steps that were refused in the kernel that
 // ran (tir::Schedule::try_apply), "<step>: <reason>" joined by "; "; absent when none was.
 inline constexpr const char* kScheduleRefusedAttr = "schedule_refused";
+// The kernel attr the auto-scheduler leaves beside kScheduleAttr = "auto": the rule each block
+// took and its parameters ("conv1d_ncw: multi-level tiling (vector x:16, reuse f:6, ...)"),
+// separated by "; ".
+inline constexpr const char* kScheduleRulesAttr = "schedule_rules";
 
 // What a layout strategy sees: one call that AlterOpLayout may rewrite (typed, its arguments
 // as written), the target's float32 vector lanes, and the driver's means to build the new call.

@@ -1,0 +1,205 @@
+"""anvil against ONNX Runtime and OpenVINO on one-op models of the convolution families, in one run.
+
+    .venv/bin/python bench/op_family_bench.py [--cases conv1d_k10s5 ...] [--threads 1 2]
+                                              [--repeat 20] [--build-dir build] [--json FILE]
+
+Each case is one torch module (random weights, seed 0) exported to ONNX (opset 13) into
+<build-dir>/bench-cache/ops/, with a seeded input of batch 1:
+  - conv1d_k10s5, conv1d_k3s2, conv1d_grouped_k31: the front end and the positional convolution
+    of wav2vec-style audio encoders;
+  - conv3d_3x3x3, conv3d_1x3x3, conv3d_3x1x1: the convolutions of 3-D and (2+1)-D video ResNets;
+  - convT1d_k4s2, convT2d_k2s2, convT2d_k4s2, convT3d_k2s2, convT3d_k4s2: the up-sampling
+    convolutions of decoders and UNets;
+  - groupnorm: GroupNorm(32, 256) over 32x32;
+  - dw3x3s1, dw3x3s2, dw5x5s1, dw5x5s2: depthwise convolutions of 144 channels over 56x56;
+  - conv2d_dynamic_hw: a 3x3 convolution exported with symbolic height and width, run at
+    57x61, a size it was not exported at;
+  - for every case with multiply-adds, `<case>.conv2d_same_macs`: a static 3x3 convolution of
+    64 to 64 channels over a square image with (about) the same MACs, the blocked conv2d the
+    case is compared with.
+Timing and the three runtimes are bench/model_bench.py's (the same helpers): anvil `compile -O3`
+and `run --print-time`, ONNX Runtime and OpenVINO (f32) in this process, same threads, median of
+--repeat. The table gives, per case and thread count, the three latencies, anvil / faster peer,
+anvil's GFLOP/s, and anvil's GFLOP/s as a fraction of the same-MACs conv2d's.
+"""
+import argparse
+import json
+import math
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+import model_bench as mb  # noqa: E402
+
+# name: (torch module expression, input shape, dynamic axes or None, run shape or None)
+CASES = {
+    "conv1d_k10s5": ("nn.Conv1d(1, 512, 10, stride=5)", [1, 1, 16000], None, None),
+    "conv1d_k3s2": ("nn.Conv1d(512, 512, 3, stride=2)", [1, 512, 1600], None, None),
+    "conv1d_grouped_k31": ("nn.Conv1d(256, 256, 31, padding=15, groups=16)", [1, 256, 500],
+                           None, None),
+    "conv3d_3x3x3": ("nn.Conv3d(64, 64, 3, padding=1)", [1, 64, 8, 28, 28], None, None),
+    "conv3d_1x3x3": ("nn.Conv3d(64, 64, (1, 3, 3), padding=(0, 1, 1))", [1, 64, 8, 28, 28],
+                     None, None),
+    "conv3d_3x1x1": ("nn.Conv3d(64, 64, (3, 1, 1), padding=(1, 0, 0))", [1, 64, 8, 28, 28],
+                     None, None),
+    "convT1d_k4s2": ("nn.ConvTranspose1d(256, 128, 4, stride=2, padding=1)", [1, 256, 500],
+                     None, None),
+    "convT2d_k2s2": ("nn.ConvTranspose2d(128, 64, 2, stride=2)", [1, 128, 32, 32], None, None),
+    "convT2d_k4s2": ("nn.ConvTranspose2d(128, 64, 4, stride=2, padding=1)", [1, 128, 32, 32],
+                     None, None),
+    "convT3d_k2s2": ("nn.ConvTranspose3d(64, 32, 2, stride=2)", [1, 64, 4, 16, 16], None, None),
+    "convT3d_k4s2": ("nn.ConvTranspose3d(64, 32, 4, stride=2, padding=1)", [1, 64, 4, 16, 16],
+                     None, None),
+    "groupnorm": ("nn.GroupNorm(32, 256)", [1, 256, 32, 32], None, None),
+    "dw3x3s1": ("nn.Conv2d(144, 144, 3, padding=1, groups=144)", [1, 144, 56, 56], None, None),
+    "dw3x3s2": ("nn.Conv2d(144, 144, 3, stride=2, padding=1, groups=144)", [1, 144, 56, 56],
+                None, None),
+    "dw5x5s1": ("nn.Conv2d(144, 144, 5, padding=2, groups=144)", [1, 144, 56, 56], None, None),
+    "dw5x5s2": ("nn.Conv2d(144, 144, 5, stride=2, padding=2, groups=144)", [1, 144, 56, 56],
+                None, None),
+    "conv2d_dynamic_hw": ("nn.Conv2d(64, 64, 3, padding=1)", [1, 64, 56, 56], {2: "h", 3: "w"},
+                          [1, 64, 57, 61]),
+}
+
+EXPORT = r'''
+import json, sys, torch
+from torch import nn
+spec = json.loads(sys.argv[1])
+torch.manual_seed(0)
+module = eval(spec["module"]).eval()
+x = torch.randn(*spec["shape"])
+axes = {"x": {int(k): v for k, v in spec["dynamic"].items()}} if spec["dynamic"] else None
+torch.onnx.export(module, x, spec["path"], input_names=["x"], output_names=["y"],
+                  opset_version=13, dynamic_axes=axes)
+'''
+
+
+def same_macs_conv2d(macs):
+    """A 3x3 64 -> 64 conv2d over a square image with about `macs` multiply-adds."""
+    side = max(4, round(math.sqrt(macs / (64 * 64 * 9))))
+    return ("nn.Conv2d(64, 64, 3, padding=1)", [1, 64, side, side], None, None)
+
+
+def export(name, case, cache):
+    module, shape, dynamic, run_shape = case
+    onnx_path = cache / f"{name}.onnx"
+    inputs = cache / f"{name}.input.npz"
+    spec = {"module": module, "shape": shape, "dynamic": dynamic, "path": str(onnx_path)}
+    stamp = cache / f"{name}.stamp"
+    if not (onnx_path.exists() and inputs.exists() and stamp.exists()
+            and stamp.read_text() == json.dumps(spec)):
+        result = subprocess.run([sys.executable, "-c", EXPORT, json.dumps(spec)],
+                                capture_output=True, text=True)
+        if result.returncode != 0:
+            raise mb.ToolError(f"exporting {name} failed:\n{result.stderr[-2000:]}")
+        import numpy as np
+
+        rng = np.random.default_rng(0)
+        np.savez(inputs, x=rng.standard_normal(run_shape or shape).astype(np.float32))
+        stamp.write_text(json.dumps(spec))
+    return onnx_path, inputs
+
+
+def macs_of(anvil, onnx_path, inputs):
+    """Multiply-adds at the run shape: anvil analyze's FLOPs / 2 (static models), or None."""
+    try:
+        flops, _ = mb.model_analysis(anvil, onnx_path)
+        return flops / 2
+    except mb.ToolError:
+        return None
+
+
+def measure(name, onnx_path, inputs, anvil, ov, threads, repeat, tmp):
+    import numpy as np
+
+    feeds = dict(np.load(inputs))
+    row = {"case": name, "threads": threads, "anvil_ms": None, "ort_ms": None,
+           "openvino_ms": None, "errors": []}
+    package = tmp / f"{name}.tar"
+    if not package.exists():
+        mb.anvil_compile(anvil, onnx_path, package, 3)
+    try:
+        row["anvil_ms"] = mb.anvil_latency(anvil, package, inputs, tmp / f"{name}.out.npz",
+                                           threads, repeat)
+    except mb.ToolError as error:
+        row["errors"].append(error.summary)
+    row["ort_ms"], _ = mb.ort_latency(onnx_path, feeds, threads, repeat)
+    if ov is not None:
+        try:
+            row["openvino_ms"], _ = mb.openvino_latency(ov, onnx_path, feeds, threads, repeat)
+        except Exception as error:  # noqa: BLE001 (one failed peer leaves the rest)
+            row["errors"].append(mb.one_line(error))
+    peers = [t for t in (row["ort_ms"], row["openvino_ms"]) if t is not None]
+    row["ratio_vs_peer"] = row["anvil_ms"] / min(peers) if row["anvil_ms"] and peers else None
+    return row
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
+    parser.add_argument("--build-dir", default=str(ROOT / "build"))
+    parser.add_argument("--cases", nargs="+", choices=list(CASES), default=list(CASES))
+    parser.add_argument("--threads", nargs="+", type=mb.positive_int, default=[1, 2])
+    parser.add_argument("--repeat", type=mb.positive_int, default=20)
+    parser.add_argument("--no-conv2d", action="store_true",
+                        help="skip the same-MACs conv2d of each case")
+    parser.add_argument("--json", metavar="FILE")
+    args = parser.parse_args()
+    anvil = Path(args.build_dir) / "anvil"
+    if not anvil.is_file():
+        mb.fail(f"no anvil binary at {anvil} (build it first: make build)", code=2)
+    import onnxruntime
+
+    ov = mb.openvino_module()
+    cache = Path(args.build_dir) / "bench-cache" / "ops"
+    cache.mkdir(parents=True, exist_ok=True)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        for name in args.cases:
+            onnx_path, inputs = export(name, CASES[name], cache)
+            static = CASES[name][2] is None
+            macs = macs_of(anvil, onnx_path, inputs) if static else None
+            if not static:  # the run shape's MACs: a 3x3 conv2d of 64 channels
+                run = CASES[name][3]
+                macs = 64 * 64 * 9 * run[2] * run[3]
+            base = None
+            if macs and not args.no_conv2d and not name.startswith("groupnorm"):
+                base = f"{name}.conv2d_same_macs"
+                base_paths = export(base, same_macs_conv2d(macs), cache)
+            for t in args.threads:
+                row = measure(name, onnx_path, inputs, anvil, ov, t, args.repeat, tmp)
+                row["gflops"] = 2 * macs / row["anvil_ms"] / 1e6 if macs and row["anvil_ms"] \
+                    else None
+                if base:
+                    b = measure(base, *base_paths, anvil, None, t, args.repeat, tmp)
+                    row["conv2d_gflops"] = 2 * macs / b["anvil_ms"] / 1e6 if b["anvil_ms"] \
+                        else None
+                rows.append(row)
+                print(f"{name} {t}t: anvil {mb.fmt(row['anvil_ms'], '.3f')} ms, ort "
+                      f"{mb.fmt(row['ort_ms'], '.3f')} ms, openvino "
+                      f"{mb.fmt(row['openvino_ms'], '.3f')} ms, vs peer "
+                      f"{mb.fmt(row['ratio_vs_peer'], '.2f', 'x')}, "
+                      f"{mb.fmt(row.get('gflops'), '.1f')} GFLOP/s (conv2d same MACs "
+                      f"{mb.fmt(row.get('conv2d_gflops'), '.1f')})"
+                      + "".join(f"; {e}" for e in row["errors"]), flush=True)
+    print(f"\nanvil -O3 against onnxruntime {onnxruntime.__version__} and openvino "
+          f"{ov.get_version() if ov else '-'}, CPU: {mb.cpu_name()}\n")
+    print("| case | threads | anvil ms | onnxruntime ms | openvino ms | vs faster peer | "
+          "GFLOP/s | of same-MACs conv2d |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        share = (r["gflops"] / r["conv2d_gflops"]
+                 if r.get("gflops") and r.get("conv2d_gflops") else None)
+        print(f"| {r['case']} | {r['threads']} | {mb.fmt(r['anvil_ms'], '.3f')} | "
+              f"{mb.fmt(r['ort_ms'], '.3f')} | {mb.fmt(r['openvino_ms'], '.3f')} | "
+              f"{mb.fmt(r['ratio_vs_peer'], '.2f', 'x')} | {mb.fmt(r.get('gflops'), '.1f')} | "
+              f"{mb.fmt(share and share * 100, '.0f', '%')} |")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"cpu": mb.cpu_name(), "rows": rows}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,195 @@
+// The parallel-vectorize rule: parallel outer loops, a vectorized innermost loop and an
+// unrolled loop above it, for blocks without data reuse (elementwise, injective, pooling and
+// plain reductions) and for every block of a group the other rules leave.
+#include <optional>
+
+#include "anvil/autosched/auto_schedule.h"
+#include "anvil/tir/arith.h"
+#include "anvil/tir/functor.h"
+#include "autosched/block_util.h"
+
+namespace anvil::autosched {
+namespace {
+
+using tir::BlockRV;
+using tir::LoopRV;
+using tir::Schedule;
+
+tir::Var last_spatial_var(const tir::BlockNode& block) {
+  tir::Var last;
+  for (const tir::IterVar& iv : block.iter_vars)
+    if (iv.kind == tir::IterKind::Spatial) last = iv.var;
+  return last;
+}
+
+int spatial_count(const tir::BlockNode& block) {
+  int n = 0;
+  for (const tir::IterVar& iv : block.iter_vars) n += iv.kind == tir::IterKind::Spatial;
+  return n;
+}
+
+// The vector width for an innermost loop of `extent` elements of `bits` each.
+int64_t pick_vector_width(int64_t extent, int bits, int vector_bits) {
+  int64_t lanes = std::max<int64_t>(1, vector_bits / std::max(bits, 8));
+  if (extent <= 1) return 1;
+  if (extent <= lanes) return extent;
+  for (int64_t v = lanes; v >= 4; --v)
+    if (extent % v == 0) return v;
+  return 1;
+}
+
+// True when a load of the block steps along var by anything but one element (or none) of its
+// buffer: a gather when var's loop is vectorized. A layout transform into a blocked layout
+// (NCHW to NCHW4c) reads its block's lanes a channel plane apart. The step is that of the
+// load's row-major offset, simplified under the block's iteration ranges, so that a split
+// index (floordiv(j, 16), floormod(j, 16)) reads as the contiguous j it is; var ranges over all
+// but its last value, so that var + 1 stays in range.
+bool gathers_along(const tir::BlockNode& block, const tir::Var& var) {
+  tir::Analyzer analyzer;
+  for (const tir::IterVar& iv : block.iter_vars) {
+    std::optional<int64_t> extent = tir::as_const_int(iv.dom.extent);
+    if (iv.var.get() == var.get() && extent && *extent > 1)
+      analyzer.bind(iv.var, tir::Range::from_min_extent(iv.dom.min, tir::make_int(*extent - 1)));
+    else
+      analyzer.bind(iv.var, iv.dom);
+  }
+  bool gather = false;
+  auto reads_var = [&](const tir::VarNode* v) { return v == var.get(); };
+  tir::pre_order_visit(
+      block.body,
+      [&](const tir::PrimExpr& e) {
+        const auto* load = tir::as<tir::BufferLoadNode>(e);
+        if (!load || gather) return;
+        // The row-major offset (a dim of unknown size makes it unknown: not a gather then).
+        tir::PrimExpr offset = tir::make_int(0);
+        const std::vector<tir::PrimExpr>& shape = load->buffer->shape;
+        for (size_t d = 0; d < load->indices.size(); ++d) {
+          if (d > 0) {
+            if (d >= shape.size() || !tir::as_const_int(shape[d])) return;
+            offset = offset * shape[d];
+          }
+          offset = offset + load->indices[d];
+        }
+        if (!tir::uses_var(offset, reads_var)) return;
+        tir::PrimExpr next = tir::substitute(offset, {{var.get(), tir::PrimExpr(var) + 1}});
+        tir::PrimExpr step = analyzer.simplify(next - offset);
+        gather = !tir::is_const_int(step, 1) && !tir::is_const_int(step, 0);
+      },
+      [](const tir::Stmt&) {});
+  return gather;
+}
+
+}  // namespace
+
+std::vector<topi::KnobSpace> parallel_vectorize_space() {
+  return {{"vectorize", {0, 1}}, {"parallel_grain", {0, 16, 64, 256}}, {"unroll", {1, 2, 4}}};
+}
+
+void parallel_vectorize(Schedule& sch, const std::string& name, int vector_bits,
+                        const ParallelVectorizeKnobs& knobs) {
+  const tir::Block block = sch.get(sch.get_block(name));
+  int num_spatial = spatial_count(*block);
+  bool reduces = has_reduce_vars(*block);
+  int bits = block->writes.empty() ? 32 : block->writes[0].buffer->dtype.bits;
+  std::vector<LoopRV> loops = sch.get_loops(sch.get_block(name));
+  if (num_spatial == 0 || int(loops.size()) < num_spatial) return;
+  std::vector<LoopRV> spatial(loops.begin(), loops.begin() + num_spatial);
+  std::vector<LoopRV> reduce(loops.begin() + num_spatial, loops.end());
+
+  // The work of the block: its output elements times the length of its reduction. A loop over
+  // a size variable (a batch, a sequence) is taken to be long enough to be worth threads.
+  int64_t total = 1;
+  bool symbolic = false;
+  for (const LoopRV& loop : spatial) {
+    std::optional<int64_t> e = sch.loop_extent(loop);
+    symbolic |= !e;
+    total *= e.value_or(1);
+  }
+  for (const LoopRV& loop : reduce) total *= sch.loop_extent(loop).value_or(1);
+  if (symbolic) total = std::max(total, kMinParallelElements);
+
+  // Vectorize the innermost spatial loop; under a reduction it moves below the reduce loops
+  // and the init is split off first, so the update is a vector multiply-accumulate.
+  LoopRV inner = spatial.back();
+  std::optional<LoopRV> outer_of_inner;
+  const std::optional<int64_t> known = sch.loop_extent(inner);
+  int64_t extent = known.value_or(0);
+  int64_t width = extent > 0 && knobs.vectorize ? pick_vector_width(extent, bits, vector_bits) : 1;
+  // An extent with no divisor of four or more lanes (197, 1000003), or a size variable, still
+  // takes full vectors: the split leaves a guard, and partition_loops gives the full vectors a
+  // guard-free loop of their own when the loop above the vector is serial (below a leading
+  // parallel loop).
+  const int64_t full_width = std::max<int64_t>(1, vector_bits / std::max(bits, 8));
+  if (knobs.vectorize && width == 1 && (extent > full_width || !known) && num_spatial >= 2)
+    width = full_width;
+  // A short innermost loop that gathers (a transform into a blocked layout) is unrolled instead
+  // of made a short vector of gathered lanes: the loop above it then reads each input row
+  // contiguously and writes the blocks interleaved, which LLVM's loop vectorizer turns into
+  // full-width loads and shuffles (an RGB image into NCHW4c uint8: 3.5x faster).
+  bool gather_unrolled = false;
+  if (!reduces && known && width == extent && extent < full_width && num_spatial >= 2 &&
+      gathers_along(*block, last_spatial_var(*block)))
+    gather_unrolled = sch.try_apply("unroll the gathering loop of " + name,
+                                    [&](Schedule& s) { s.unroll(inner); });
+  if (gather_unrolled) width = 1;
+  if (width > 1) {
+    sch.try_apply("vectorize " + name, [&](Schedule& s) {
+      LoopRV vec = inner;
+      if (!known || width < extent) {
+        std::vector<LoopRV> parts = s.split(inner, {nullptr, tir::make_int(width)});
+        outer_of_inner = parts[0];
+        vec = parts[1];
+      }
+      if (reduces && !reduce.empty()) {
+        std::vector<LoopRV> order = reduce;
+        order.push_back(vec);
+        s.reorder(order);
+        BlockRV init = s.decompose_reduction(s.get_block(name), reduce.front());
+        std::vector<LoopRV> init_loops = s.get_loops(init);
+        if (!init_loops.empty()) {
+          if (s.loop_extent(init_loops.back()) == width) s.vectorize(init_loops.back());
+        }
+      }
+      s.vectorize(vec);
+    });
+  }
+
+  // Parallel over the leading spatial loops (fused) when there is enough work.
+  std::vector<LoopRV> leading(spatial.begin(), spatial.end() - 1);
+  if (outer_of_inner && leading.empty()) leading.push_back(*outer_of_inner);
+  // Fuse only as many leading loops as needed for a few tasks per thread.
+  std::vector<LoopRV> to_fuse;
+  if (total >= kMinParallelElements && knobs.parallel_grain > 0) {
+    int64_t product = 1;
+    for (const LoopRV& loop : leading) {
+      to_fuse.push_back(loop);
+      product *= sch.loop_extent(loop).value_or(16);
+      if (product >= knobs.parallel_grain) break;
+    }
+  }
+  // Unroll the serial loop right above the vector (the innermost loop when scalar), in
+  // elementwise blocks only: under a reduction that loop is outside the reduction, and
+  // unrolling it would copy the whole reduction.
+  if (knobs.unroll > 1 && !reduces) {
+    std::optional<LoopRV> above;
+    if (outer_of_inner &&
+        (to_fuse.empty() || to_fuse.back().var.get() != outer_of_inner->var.get()))
+      above = outer_of_inner;
+    else if (!outer_of_inner && width > 1 && leading.size() > to_fuse.size())
+      above = leading.back();
+    else if (width == 1)  // scalar: the innermost loop itself
+      above = inner;
+    if (above)
+      sch.try_apply("unroll " + name, [&](Schedule& s) {
+        std::vector<LoopRV> parts = s.split(*above, {nullptr, tir::make_int(knobs.unroll)});
+        s.unroll(parts[1]);
+      });
+  }
+  if (to_fuse.empty()) return;
+  sch.try_apply("parallel " + name, [&](Schedule& s) {
+    LoopRV fused = to_fuse.size() == 1 ? to_fuse[0] : s.fuse(to_fuse);
+    s.parallel(fused);
+  });
+}
+
+}  // namespace anvil::autosched
