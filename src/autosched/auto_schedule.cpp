@@ -81,14 +81,19 @@ AutoScheduleResult auto_schedule(Schedule& sch, const AutoScheduleOptions& optio
   std::vector<std::string> epilogue;
   for (size_t i = anchor + 1; i < blocks.size(); ++i)
     if (!has_reduce_vars(*sch.get(blocks[i]))) epilogue.push_back(blocks[i].name);
+  std::unordered_set<std::string> at_root;
   for (size_t i = 0; i < blocks.size(); ++i) {
     const std::string& name = blocks[i].name;
     if (i == anchor) {
       result.rules.push_back(name + ": multi-level tiling (" +
                              apply_tiling(sch, *plan, knobs, epilogue) + ")");
+      for (const BlockRV& block : sch.get_child_blocks(sch.get_block("root")))
+        at_root.insert(block.name);
     } else if (i < anchor || has_reduce_vars(*sch.get(blocks[i]))) {
       parallel_vectorize(sch, name, options.host.vector_bits, ParallelVectorizeKnobs{});
       result.rules.push_back(name + ": parallel-vectorize");
+    } else if (at_root.count(name)) {
+      result.rules.push_back(name + ": parallel-vectorize (not placed in the tile)");
     } else {
       result.rules.push_back(name + ": in the tile of " + tiled);
     }

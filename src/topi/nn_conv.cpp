@@ -5,6 +5,8 @@
 //   out[n, f, y, x] = sum over (rc, ry, rx) of
 //     pad_temp[n, g * ic + rc, y * sh + ry * dh, x * sw + rx * dw] * w[f, rc, ry, rx],
 // with the padded input a separate stage that the default schedule inlines.
+#include <algorithm>
+
 #include "anvil/ir/attrs/nn.h"
 #include "anvil/topi/topi.h"
 #include "topi/nn_families.h"
@@ -69,6 +71,32 @@ std::vector<te::Tensor> conv_compute(const ComputeArgs& args) {
   te::Tensor padded = nn::pad_spatial(data, data_map, axes, s.pad_before, s.pad_after,
                                       tir::make_const(data.dtype(), 0));
 
+  // A stride along the innermost (contiguous) axis makes every load of a vector of outputs a
+  // gather. The padded input is then stored by phases: split[..., p, j] = padded[..., j * s + p],
+  // so that input x * s + t is split[..., t % s, x + t / s], contiguous in x.
+  const size_t last = size_t(N - 1);
+  const int64_t last_stride = s.strides[last];
+  const bool by_phase = last_stride > 1 && a.data_layout == data_order;
+  if (by_phase) {
+    const PrimExpr padded_width = padded.shape()[2 + last];
+    const std::optional<int64_t> width = tir::as_const_int(padded_width);
+    std::vector<PrimExpr> shape(padded.shape().begin(), padded.shape().end() - 1);
+    shape.push_back(tir::make_int(last_stride));
+    shape.push_back(width ? tir::make_int((*width + last_stride - 1) / last_stride)
+                          : (padded_width + (last_stride - 1)) / last_stride);
+    const te::Tensor source = padded;
+    padded = te::compute(
+        shape,
+        [=](const std::vector<tir::Var>& idx) {
+          std::vector<PrimExpr> read = nn::var_exprs(idx);
+          read.pop_back();
+          read.back() = PrimExpr(idx[idx.size() - 1]) * last_stride + idx[idx.size() - 2];
+          return nn::if_then_else(read.back() < padded_width, source.at(read),
+                                  tir::make_const(source.dtype(), 0));
+        },
+        "pad_phases");
+  }
+
   std::vector<int64_t> reduce_extents = {in_per_group};
   reduce_extents.insert(reduce_extents.end(), s.weight.begin() + 2, s.weight.end());
   std::vector<tir::IterVar> reduce = nn::reduce_axes(reduce_extents, "r", "c" + axes);
@@ -84,12 +112,126 @@ std::vector<te::Tensor> conv_compute(const ComputeArgs& args) {
       x_index.push_back(out[size_t(2 + i)] * s.strides[size_t(i)] + r * s.dilation[size_t(i)]);
       w_index.push_back(r);
     }
-    PrimExpr x = tir::cast(out_dtype, padded.at(data_map.to_stored(x_index)));
+    std::vector<PrimExpr> x_stored = data_map.to_stored(x_index);
+    if (by_phase) {
+      const PrimExpr tap = PrimExpr(reduce.back().var) * s.dilation[last];
+      x_stored.back() = out[2 + last] + tap / last_stride;
+      x_stored.push_back(x_stored.back());
+      x_stored[x_stored.size() - 2] = tap % last_stride;
+    }
+    PrimExpr x = tir::cast(out_dtype, padded.at(x_stored));
     PrimExpr w = tir::cast(out_dtype, weight.at(weight_map.to_stored(w_index)));
     return tir::sum(x * w, reduce);
   };
   std::string name = "conv" + std::to_string(N) + "d_" + nn::lower_case(out_layout);
   return {te::compute(args.out_shape(), body, name, layout_axis_names(out_layout))};
+}
+
+// The transpose by phases, for unit dilation in the primal layouts: along an axis of stride s,
+// output o with o + pad_before = q * s + r (phase r, row q) receives exactly the taps
+// k = r + m * s of the inputs q - m, so each phase is a plain convolution of the input with
+// the sub-kernel w[r + m * s] (m < M = ceil(K / s), zero past K), with no multiply by the
+// zeros that spreading the input inserts (3 of 4 in 2-D at stride 2, 7 of 8 in 3-D):
+//   phases[n, f, r..., q...] = sum over (c, j...) of
+//     x_pad[n, c, q + j...] * w_sub[c, f, r..., M - 1 - j...],
+// where x_pad is the input with M - 1 zeros before it (and zeros past its end up to the last
+// row), and the output interleaves the phases: y[n, f, o...] = phases[n, f, r..., q...].
+// Its rows q are the contiguous axis of the phases, which the auto-scheduler vectorizes.
+template <int N>
+std::vector<te::Tensor> conv_transpose_by_phases(const ComputeArgs& args,
+                                                 const ir::ConvTransposeAttrs<N>& a,
+                                                 const ConvShape& s,
+                                                 const std::vector<int64_t>& out_primal) {
+  const te::Tensor& data = args.inputs[0];
+  const te::Tensor& weight = args.inputs[1];
+  const int64_t groups = a.groups;
+  const int64_t in_per_group = s.data[1] / groups;
+  const int64_t out_per_group = s.weight[1];
+  const DataType out_dtype = args.out_dtype();
+  std::vector<int64_t> taps(N), rows(N), pad_rows(N);
+  for (size_t i = 0; i < size_t(N); ++i) {
+    const int64_t stride = s.strides[i], kernel = s.weight[2 + i];
+    taps[i] = (kernel + stride - 1) / stride;
+    rows[i] = (out_primal[2 + i] + s.pad_before[i] + stride - 1) / stride;
+    pad_rows[i] = rows[i] + taps[i] - 1;
+  }
+  const PrimExpr zero = tir::make_const(data.dtype(), 0);
+
+  std::vector<PrimExpr> pad_shape = {data.shape()[0], data.shape()[1]};
+  for (size_t i = 0; i < size_t(N); ++i) pad_shape.push_back(tir::make_int(pad_rows[i]));
+  te::Tensor x_pad = te::compute(
+      pad_shape,
+      [=](const std::vector<tir::Var>& idx) {
+        std::vector<PrimExpr> read = {idx[0], idx[1]};
+        PrimExpr inside;
+        for (size_t i = 0; i < size_t(N); ++i) {
+          PrimExpr at = PrimExpr(idx[2 + i]) - (taps[i] - 1);
+          inside = nn::and_also(inside, at >= 0);
+          inside = nn::and_also(inside, at < s.data[2 + i]);
+          read.push_back(at);
+        }
+        return nn::if_then_else(inside, data.at(read), zero);
+      },
+      "pad_temp");
+
+  // w_sub[c, f, r..., m...] = w[c, f, r + m * s...], zero past the kernel.
+  std::vector<PrimExpr> sub_shape = {tir::make_int(s.weight[0]), tir::make_int(out_per_group)};
+  for (size_t i = 0; i < size_t(N); ++i) sub_shape.push_back(tir::make_int(s.strides[i]));
+  for (size_t i = 0; i < size_t(N); ++i) sub_shape.push_back(tir::make_int(taps[i]));
+  te::Tensor w_sub = te::compute(
+      sub_shape,
+      [=](const std::vector<tir::Var>& idx) {
+        std::vector<PrimExpr> read = {idx[0], idx[1]};
+        PrimExpr inside;
+        for (size_t i = 0; i < size_t(N); ++i) {
+          PrimExpr k = PrimExpr(idx[2 + i]) + PrimExpr(idx[2 + N + i]) * s.strides[i];
+          inside = nn::and_also(inside, k < s.weight[2 + i]);
+          read.push_back(k);
+        }
+        return nn::if_then_else(inside, weight.at(read), tir::make_const(weight.dtype(), 0));
+      },
+      "weight_phases");
+
+  std::vector<int64_t> reduce_extents = {in_per_group};
+  reduce_extents.insert(reduce_extents.end(), taps.begin(), taps.end());
+  std::vector<tir::IterVar> reduce =
+      nn::reduce_axes(reduce_extents, "r", "c" + nn::spatial_axes(N));
+  std::vector<PrimExpr> phase_shape = {args.out_shape()[0], tir::make_int(out_primal[1])};
+  for (size_t i = 0; i < size_t(N); ++i) phase_shape.push_back(tir::make_int(s.strides[i]));
+  for (size_t i = 0; i < size_t(N); ++i) phase_shape.push_back(tir::make_int(rows[i]));
+  te::Tensor phases = te::compute(
+      phase_shape,
+      [=](const std::vector<tir::Var>& idx) {
+        const PrimExpr f = idx[1];
+        const PrimExpr& rc = reduce[0].var;
+        PrimExpr channel = groups == 1 ? rc : f / out_per_group * in_per_group + rc;
+        PrimExpr out_channel = groups == 1 ? f : f % out_per_group;
+        std::vector<PrimExpr> x_index = {idx[0], channel};
+        std::vector<PrimExpr> w_index = {channel, out_channel};
+        for (size_t i = 0; i < size_t(N); ++i) w_index.push_back(idx[2 + i]);
+        for (size_t i = 0; i < size_t(N); ++i) {
+          const tir::Var& j = reduce[1 + i].var;
+          x_index.push_back(PrimExpr(idx[2 + N + i]) + j);
+          w_index.push_back(PrimExpr(taps[i] - 1) - j);
+        }
+        PrimExpr x = tir::cast(out_dtype, x_pad.at(x_index));
+        PrimExpr w = tir::cast(out_dtype, w_sub.at(w_index));
+        return tir::sum(x * w, reduce);
+      },
+      "conv" + std::to_string(N) + "d_transpose_phases");
+
+  std::string name = "conv" + std::to_string(N) + "d_transpose_" + nn::lower_case(a.data_layout);
+  return {te::compute(
+      args.out_shape(),
+      [=](const std::vector<tir::Var>& idx) {
+        std::vector<PrimExpr> read = {idx[0], idx[1]};
+        for (size_t i = 0; i < size_t(N); ++i)
+          read.push_back((PrimExpr(idx[2 + i]) + s.pad_before[i]) % s.strides[i]);
+        for (size_t i = 0; i < size_t(N); ++i)
+          read.push_back((PrimExpr(idx[2 + i]) + s.pad_before[i]) / s.strides[i]);
+        return phases.at(read);
+      },
+      name, layout_axis_names(a.data_layout))};
 }
 
 // The transpose as a plain convolution (TVM's formulation): the input is spread out by the
@@ -112,6 +254,13 @@ std::vector<te::Tensor> conv_transpose_compute(const ComputeArgs& args) {
   s.data = data_map.primal_geometry(data.shape(), args.op_name());
   std::vector<int64_t> out_primal =
       out_map.primal_shape(nn::static_ints(args.out_shape(), args.op_name()));
+
+  const std::string primal_kernel = nn::spatial_order("IO", N);
+  const bool unit_dilation =
+      std::all_of(s.dilation.begin(), s.dilation.end(), [](int64_t d) { return d == 1; });
+  if (unit_dilation && a.data_layout == data_order && out_layout == data_order &&
+      a.kernel_layout == primal_kernel)
+    return conv_transpose_by_phases<N>(args, a, s, out_primal);
 
   const int64_t groups = a.groups;
   const int64_t in_per_group = s.data[1] / groups;
