@@ -4,8 +4,8 @@
 
 #include <unordered_set>
 
+#include "anvil/autosched/block_util.h"
 #include "autosched/block_access.h"
-#include "autosched/block_util.h"
 #include "autosched/multi_level_tiling.h"
 
 namespace anvil::autosched {

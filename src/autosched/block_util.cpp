@@ -1,4 +1,4 @@
-#include "autosched/block_util.h"
+#include "anvil/autosched/block_util.h"
 
 namespace anvil::autosched {
 

@@ -11,10 +11,10 @@
 
 #include <algorithm>
 
+#include "anvil/autosched/block_util.h"
 #include "anvil/support/str_cat.h"
 #include "anvil/tir/arith.h"
 #include "autosched/block_access.h"
-#include "autosched/block_util.h"
 
 namespace anvil::autosched {
 namespace {

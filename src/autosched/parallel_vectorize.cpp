@@ -4,9 +4,9 @@
 #include <optional>
 
 #include "anvil/autosched/auto_schedule.h"
+#include "anvil/autosched/block_util.h"
 #include "anvil/tir/arith.h"
 #include "anvil/tir/functor.h"
-#include "autosched/block_util.h"
 
 namespace anvil::autosched {
 namespace {

@@ -50,7 +50,7 @@ std::string func_text_attr(const tir::PrimFunc& func, const char* key) {
   return s ? *s : std::string();
 }
 
-// "x86.conv2d_nchwc", "generic", or "generic (x86.conv2d_nchwc declined: <why>)".
+// "x86.conv2d_nchwc", "auto", "generic", or either with " (declined x86.conv2d_nchwc: <why>)".
 std::string schedule_summary(const tir::PrimFunc& func) {
   std::string schedule = func_text_attr(func, topi::kScheduleAttr);
   std::string declined = func_text_attr(func, topi::kScheduleDeclinedAttr);

@@ -7,12 +7,12 @@
 #include <unordered_set>
 
 #include "anvil/autosched/auto_schedule.h"
+#include "anvil/autosched/block_util.h"
 #include "anvil/ir/op.h"
 #include "anvil/tir/arith.h"
 #include "anvil/tir/functor.h"
 #include "anvil/tir/schedule.h"
 #include "anvil/topi/strategy.h"
-#include "autosched/block_util.h"
 
 namespace anvil::lower {
 namespace {

@@ -42,21 +42,21 @@ using ir::transform_layout;
 struct BlockedValue {
   ir::Expr expr;
   int64_t block = 0;
-  std::vector<ir::Dim> shape;   // the NCHW shape it stands for; the batch may be symbolic
+  std::vector<ir::Dim> shape;   // the NCHW shape it stands for; only the channels are static
   int64_t stored_channels = 0;  // channels of expr: shape[1], or more when padded
 
   int64_t channels() const { return shape[1].int_value(); }
   bool padded() const { return stored_channels > channels(); }
 };
 
-// The shape of a 4-D NCHW value whose channels and spatial dims are static (the batch may be
-// a size variable: one package then serves every batch); nullopt otherwise.
+// The shape of a 4-D NCHW value whose channels are static (the batch, height and width may be
+// size variables: one package then serves every batch and image size); nullopt otherwise.
 std::optional<std::vector<ir::Dim>> nchw_dims(const ir::Expr& e) {
   std::optional<std::vector<ir::Dim>> dims = ir::shape_dims(e);
-  if (!dims || dims->size() != 4) return std::nullopt;
-  for (size_t i = 1; i < 4; ++i)
-    if (!(*dims)[i].is_static()) return std::nullopt;
-  if ((*dims)[0].is_any()) return std::nullopt;
+  if (!dims || dims->size() != 4 || !(*dims)[1].is_static()) return std::nullopt;
+  // The batch, height and width may be size variables; an unknown dim (?) may not.
+  for (const ir::Dim& dim : *dims)
+    if (dim.is_any()) return std::nullopt;
   return dims;
 }
 

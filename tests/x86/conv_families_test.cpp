@@ -22,8 +22,8 @@ namespace {
 struct ConvCase {
   const char* name;
   int64_t in_channels, out_channels, groups, height, width, kernel, stride, pad, dilation;
-  // The strategy the convolution's kernel must show, "x86.conv2d_nchwc" or "generic" (which
-  // must come with the reason the x86 strategy declined).
+  // The strategy the convolution's kernel must show, "x86.conv2d_nchwc" or "auto" (which must
+  // come with the reason the x86 strategy declined).
   const char* schedule;
 };
 
@@ -100,13 +100,13 @@ def @main(%%x: Tensor[(1, %lld, %lld, %lld), float32], %%w: Tensor[(%lld, %lld, 
   ASSERT_GE(schedules.size(), 1u) << built.graph_json();
   const std::string optimized = built.get_source("relay");
   for (const std::string& schedule : schedules) {
-    if (std::string(c.schedule) != "generic") {
+    if (std::string(c.schedule) != "auto") {
       EXPECT_EQ(schedule, c.schedule) << optimized;
       continue;
     }
-    // The generic schedule never runs silently: the kernel says which strategy declined and
-    // why, and so does the optimized IR, as AlterOpLayout's remark.
-    EXPECT_EQ(schedule.rfind("generic (declined x86.conv2d_nchwc: ", 0), 0u) << schedule;
+    // The auto-scheduler never runs silently in place of the strategy: the kernel says which
+    // strategy declined and why, and so does the optimized IR, as AlterOpLayout's remark.
+    EXPECT_EQ(schedule.rfind("auto (declined x86.conv2d_nchwc: ", 0), 0u) << schedule;
     const std::string reason = schedule.substr(schedule.find(": ") + 2);
     EXPECT_NE(optimized.find("// AlterOpLayout: nn.conv2d("), std::string::npos) << optimized;
     EXPECT_NE(optimized.find("x86.conv2d_nchwc declined: " + reason.substr(0, reason.size() - 1)),
@@ -132,9 +132,9 @@ INSTANTIATE_TEST_SUITE_P(
         ConvCase{"Width8Of24Channels", 24, 24, 3, 8, 8, 3, 2, 1, 1, kBlocked},
         ConvCase{"Width4Of40Channels", 40, 40, 10, 6, 6, 3, 1, 1, 1, kBlocked},
         ConvCase{"Width2Of12Channels", 12, 12, 6, 5, 5, 3, 1, 1, 1, kBlocked},
-        // Three channels per group divide no block: the layout stays NCHW and the kernel is
-        // generic.
-        ConvCase{"Width3StaysGeneric", 48, 48, 16, 6, 6, 3, 1, 1, 1, "generic"}),
+        // Three channels per group divide no block: the layout stays NCHW and the
+        // auto-scheduler takes the kernel.
+        ConvCase{"Width3TakesTheAutoScheduler", 48, 48, 16, 6, 6, 3, 1, 1, 1, "auto"}),
     [](const auto& info) { return std::string(info.param.name); });
 
 INSTANTIATE_TEST_SUITE_P(

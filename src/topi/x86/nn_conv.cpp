@@ -34,16 +34,18 @@ int64_t channel_block(int64_t channels, int lanes) {
   return 1;
 }
 
-// The dims of a 4-D float32 tensor type whose channels and spatial dims are static (the batch
-// may be a size variable: one package then serves every batch); nullopt otherwise.
-std::optional<std::vector<ir::Dim>> static_nchw(const ir::Type& type) {
+// The dims of a 4-D float32 tensor type whose channels are static (the batch, height and width
+// may be size variables: one package then serves every batch and image size; the weight's
+// are all static); nullopt otherwise.
+std::optional<std::vector<ir::Dim>> static_nchw(const ir::Type& type, bool symbolic_spatial) {
   const auto* t = ir::as<ir::TensorTypeNode>(type);
   if (!t || !t->shape || t->shape->size() != 4 || t->dtype != DataType::float32())
     return std::nullopt;
   const std::vector<ir::Dim>& dims = *t->shape;
-  for (size_t i = 1; i < 4; ++i)
-    if (!dims[i].is_static()) return std::nullopt;
-  if (dims[0].is_any()) return std::nullopt;
+  for (size_t i = 0; i < 4; ++i) {
+    const bool may_be_symbolic = i == 0 || (symbolic_spatial && i >= 2);
+    if (dims[i].is_any() || (!may_be_symbolic && !dims[i].is_static())) return std::nullopt;
+  }
   return dims;
 }
 
@@ -107,12 +109,13 @@ std::variant<ConvBlocks, std::string> plan_conv(const ir::CallNode& call, const 
            ": the blocked form is made from NCHW/OIHW";
   if (a->out_dtype && *a->out_dtype != DataType::float32())
     return "out_dtype " + a->out_dtype->to_string() + ": only float32 is blocked";
-  const std::optional<std::vector<ir::Dim>> in = static_nchw(call.args[0]->checked_type);
-  const std::optional<std::vector<ir::Dim>> out = static_nchw(out_type);
-  const std::optional<std::vector<ir::Dim>> w = static_nchw(call.args[1]->checked_type);
+  const std::optional<std::vector<ir::Dim>> in = static_nchw(call.args[0]->checked_type, true);
+  const std::optional<std::vector<ir::Dim>> out = static_nchw(out_type, true);
+  const std::optional<std::vector<ir::Dim>> w = static_nchw(call.args[1]->checked_type, false);
   if (!in || !out || !w || !(*w)[0].is_static())
     return std::string(
-        "data, weight and output must be float32 NCHW with static channels and spatial dims");
+        "data, weight and output must be float32 NCHW with static channels (and a static "
+        "weight)");
   if (a->groups < 1) return "groups " + std::to_string(a->groups);
   const int64_t in_channels = (*in)[1].int_value(), out_channels = (*out)[1].int_value();
   const int64_t weight_out = (*w)[0].int_value();
@@ -250,9 +253,10 @@ std::vector<te::Tensor> conv2d_nchwc_compute(const ComputeArgs& args) {
   te::Tensor data = args.inputs[0], weight = args.inputs[1];
   DataType out_dtype = args.out_dtype();
 
+  // Height and width may be size variables (an image size chosen at run time).
   const int64_t in_blocks = static_dim(data, 1, kOp, "data"),
-                height = static_dim(data, 2, kOp, "data"), width = static_dim(data, 3, kOp, "data"),
                 in_bn = static_dim(data, 4, kOp, "data");
+  const PrimExpr height = data.shape()[2], width = data.shape()[3];
   const int64_t w_out_blocks = static_dim(weight, 0, kOp, "weight");
   const int64_t w_in_blocks = static_dim(weight, 1, kOp, "weight");
   const int64_t kernel_h = static_dim(weight, 2, kOp, "weight"),
@@ -277,12 +281,13 @@ std::vector<te::Tensor> conv2d_nchwc_compute(const ComputeArgs& args) {
     PrimExpr zero = tir::make_const(data.dtype(), 0);
     tir::IterVar unit = te::reduce_axis(PrimExpr(int64_t(1)), "unit");
     padded = te::compute(
-        {data.shape()[0], in_blocks, height + pad[0] + pad[2], width + pad[1] + pad[3], in_bn},
+        {data.shape()[0], tir::make_int(in_blocks), height + (pad[0] + pad[2]),
+         width + (pad[1] + pad[3]), tir::make_int(in_bn)},
         [&](const std::vector<tir::Var>& i) {
           PrimExpr h = PrimExpr(i[2]), w = PrimExpr(i[3]);
-          PrimExpr inside = tir::logical_and(
-              tir::logical_and(h >= tir::make_int(pad[0]), h < tir::make_int(height + pad[0])),
-              tir::logical_and(w >= tir::make_int(pad[1]), w < tir::make_int(width + pad[1])));
+          PrimExpr inside =
+              tir::logical_and(tir::logical_and(h >= tir::make_int(pad[0]), h < height + pad[0]),
+                               tir::logical_and(w >= tir::make_int(pad[1]), w < width + pad[1]));
           return tir::sum(
               tir::call_intrin(data.dtype(), "if_then_else",
                                {inside, data(i[0], i[1], h - pad[0], w - pad[1], i[4]), zero}),
@@ -378,7 +383,7 @@ void tile_conv(tir::Schedule& sch, const ScheduleArgs& args, const Conv2dNCHWcKn
 
 Conv2dNCHWcKnobs default_conv2d_nchwc_knobs(const Conv2dNCHWcShape& shape, int vector_bits) {
   const int64_t lanes = vector_bits / 32;
-  if (shape.oc_chunks <= 0 || shape.out_width <= 0 || shape.oc_bn <= 0 || shape.oc_bn > lanes)
+  if (shape.oc_chunks <= 0 || shape.out_width < 0 || shape.oc_bn <= 0 || shape.oc_bn > lanes)
     throw_error("conv2d_NCHWc schedule: oc block ", shape.oc_bn, " does not fit one vector");
   Conv2dNCHWcKnobs knobs;
   // Register tile: two oc blocks x up to 8 output pixels = 16 accumulators. Each input value
@@ -407,8 +412,9 @@ Conv2dNCHWcKnobs default_conv2d_nchwc_knobs(const Conv2dNCHWcShape& shape, int v
   }
   knobs.ow_block = largest_divisor_at_most(shape.out_width, max_pixels);
   // Widths without a divisor of 4 or more (17, 73, ...) take a guarded tile rather than a
-  // tile of one or two pixels.
-  if (knobs.ow_block < 4 && shape.out_width > max_pixels) knobs.ow_block = max_pixels;
+  // tile of one or two pixels; so does a width known only at run time (out_width 0).
+  if (knobs.ow_block < 4 && (shape.out_width > max_pixels || shape.out_width == 0))
+    knobs.ow_block = max_pixels;
   // The channels of an input block are unrolled a few at a time, not all 16: LLVM hoists the
   // broadcasts of a fully unrolled block ahead of their FMAs and spills them (91 stack accesses
   // in the loop of a 1x1 256 -> 256 convolution at 16, none at 4), which cost ResNeXt-50's
@@ -444,7 +450,7 @@ std::vector<KnobSpace> conv2d_nchwc_space(const Conv2dNCHWcShape& shape, int vec
       grouped ? std::max<int64_t>(1, shape.oc_chunks / shape.groups) : shape.oc_chunks;
   std::vector<int64_t> widths;
   for (int64_t w : {1, 2, 3, 4, 5, 6, 7, 8, 12, 14, 16, 28})
-    if (w <= shape.out_width) widths.push_back(w);
+    if (w <= shape.out_width || shape.out_width == 0) widths.push_back(w);
   if (std::find(widths.begin(), widths.end(), defaults.ow_block) == widths.end()) {
     widths.push_back(defaults.ow_block);
     std::sort(widths.begin(), widths.end());

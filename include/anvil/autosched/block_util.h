@@ -1,4 +1,4 @@
-// Small facts about blocks and functions that the rules and lowering share.
+// Small facts about blocks and functions that the auto-scheduler's rules and lowering share.
 #pragma once
 
 #include <cstdint>

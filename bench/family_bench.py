@@ -1,0 +1,234 @@
+"""anvil against ONNX Runtime and OpenVINO on model families nobody tuned anvil for, in one run.
+
+    .venv/bin/python bench/family_bench.py [--models audio_base ...] [--threads 1 2]
+                                           [--repeat 10] [--build-dir build] [--json FILE]
+
+Each network is built from torch modules (random weights, seed 0, eval mode), exported to ONNX
+(opset 13) into <build-dir>/bench-cache/families/ with a seeded input:
+  - audio encoders (wav2vec-style): a strided Conv1d feature stack (kernels 10, 3, 3, 3, 3, 2, 2,
+    strides 5, 2, ...) with GroupNorm after the first layer and GELU, a grouped Conv1d positional
+    embedding (kernel 31), LayerNorm and a projection; audio_small (256 channels, 1 s of 16 kHz
+    audio) and audio_base (512 channels, 2 s);
+  - 3-D video ResNets: torchvision's r3d_18 (Conv3d 3x3x3), mc3_18 (3-D stem, 2-D later) and
+    r2plus1d_18 (1x3x3 and 3x1x1), on 8 frames of 112x112;
+  - UNets (diffusion-style): GroupNorm, SiLU, ConvTranspose2d stride 2 and attention at the
+    bottom; unet_small (32 base channels, 64x64) and unet_base (64 base channels, 64x64);
+  - CNNs with dynamic height and width: torchvision's mobilenet_v2, resnet18 and mnasnet0_5
+    exported with symbolic H and W at 224x224 and run at 200x288, a size they were not
+    exported at (anvil compiles them for its VM).
+Timing and the three runtimes are bench/model_bench.py's helpers: anvil `compile -O3` and
+`run --print-time`, ONNX Runtime and OpenVINO (f32) in this process, same threads, median.
+"""
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+import model_bench as mb  # noqa: E402
+
+# name: (family, builder expression in EXPORT's namespace, export shape, dynamic axes, run shape)
+MODELS = {
+    "audio_small": ("audio", "AudioEncoder(256)", [1, 1, 16000], None, None),
+    "audio_base": ("audio", "AudioEncoder(512)", [1, 1, 32000], None, None),
+    "r3d_18": ("video", "video.r3d_18()", [1, 3, 8, 112, 112], None, None),
+    "mc3_18": ("video", "video.mc3_18()", [1, 3, 8, 112, 112], None, None),
+    "r2plus1d_18": ("video", "video.r2plus1d_18()", [1, 3, 8, 112, 112], None, None),
+    "unet_small": ("unet", "UNet(32)", [1, 4, 64, 64], None, None),
+    "unet_base": ("unet", "UNet(64)", [1, 4, 64, 64], None, None),
+    "mobilenet_v2_dyn": ("dynamic", "models.mobilenet_v2()", [1, 3, 224, 224],
+                         {2: "h", 3: "w"}, [1, 3, 200, 288]),
+    "resnet18_dyn": ("dynamic", "models.resnet18()", [1, 3, 224, 224], {2: "h", 3: "w"},
+                     [1, 3, 200, 288]),
+    "mnasnet0_5_dyn": ("dynamic", "models.mnasnet0_5()", [1, 3, 224, 224], {2: "h", 3: "w"},
+                       [1, 3, 200, 288]),
+}
+
+EXPORT = r'''
+import json, sys, torch
+from torch import nn
+from torchvision import models
+from torchvision.models import video
+
+class AudioEncoder(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        layers, previous = [], 1
+        for i, (kernel, stride) in enumerate([(10, 5), (3, 2), (3, 2), (3, 2), (3, 2), (2, 2),
+                                              (2, 2)]):
+            layers.append(nn.Conv1d(previous, dim, kernel, stride=stride, bias=False))
+            if i == 0:
+                layers.append(nn.GroupNorm(dim, dim))
+            layers.append(nn.GELU())
+            previous = dim
+        self.features = nn.Sequential(*layers)
+        self.position = nn.Conv1d(dim, dim, 31, padding=15, groups=16)
+        self.norm = nn.LayerNorm(dim)
+        self.project = nn.Linear(dim, 256)
+
+    def forward(self, x):
+        x = self.features(x)
+        x = x + nn.functional.gelu(self.position(x))
+        return self.project(self.norm(x.transpose(1, 2)))
+
+class ResBlock(nn.Module):
+    def __init__(self, cin, cout):
+        super().__init__()
+        self.body = nn.Sequential(nn.GroupNorm(8, cin), nn.SiLU(), nn.Conv2d(cin, cout, 3, padding=1),
+                                  nn.GroupNorm(8, cout), nn.SiLU(), nn.Conv2d(cout, cout, 3, padding=1))
+        self.skip = nn.Conv2d(cin, cout, 1) if cin != cout else nn.Identity()
+
+    def forward(self, x):
+        return self.skip(x) + self.body(x)
+
+class Attention(nn.Module):
+    def __init__(self, dim, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.norm = nn.GroupNorm(8, dim)
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.out = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        n, c, h, w = x.shape
+        t = self.norm(x).flatten(2).transpose(1, 2)
+        q, k, v = self.qkv(t).reshape(n, h * w, 3, self.heads, c // self.heads).permute(2, 0, 3, 1, 4)
+        a = torch.softmax(q @ k.transpose(-1, -2) / (c // self.heads) ** 0.5, dim=-1)
+        t = self.out((a @ v).transpose(1, 2).reshape(n, h * w, c))
+        return x + t.transpose(1, 2).reshape(n, c, h, w)
+
+class UNet(nn.Module):
+    def __init__(self, base):
+        super().__init__()
+        c1, c2, c3 = base, base * 2, base * 4
+        self.stem = nn.Conv2d(4, c1, 3, padding=1)
+        self.down1 = ResBlock(c1, c1)
+        self.pool1 = nn.Conv2d(c1, c1, 3, stride=2, padding=1)
+        self.down2 = ResBlock(c1, c2)
+        self.pool2 = nn.Conv2d(c2, c2, 3, stride=2, padding=1)
+        self.mid = ResBlock(c2, c3)
+        self.attn = Attention(c3)
+        self.up2 = nn.ConvTranspose2d(c3, c2, 4, stride=2, padding=1)
+        self.dec2 = ResBlock(c2 * 2, c2)
+        self.up1 = nn.ConvTranspose2d(c2, c1, 4, stride=2, padding=1)
+        self.dec1 = ResBlock(c1 * 2, c1)
+        self.out = nn.Sequential(nn.GroupNorm(8, c1), nn.SiLU(), nn.Conv2d(c1, 4, 3, padding=1))
+
+    def forward(self, x):
+        x1 = self.down1(self.stem(x))
+        x2 = self.down2(self.pool1(x1))
+        m = self.attn(self.mid(self.pool2(x2)))
+        y2 = self.dec2(torch.cat([self.up2(m), x2], 1))
+        y1 = self.dec1(torch.cat([self.up1(y2), x1], 1))
+        return self.out(y1)
+
+spec = json.loads(sys.argv[1])
+torch.manual_seed(0)
+model = eval(spec["builder"]).eval()
+x = torch.randn(*spec["shape"])
+axes = {"x": {int(k): v for k, v in spec["dynamic"].items()}} if spec["dynamic"] else None
+with torch.no_grad():
+    torch.onnx.export(model, x, spec["path"], input_names=["x"], output_names=["y"],
+                      opset_version=13, dynamic_axes=axes)
+'''
+
+
+def export(name, cache):
+    family, builder, shape, dynamic, run_shape = MODELS[name]
+    onnx_path = cache / f"{name}.onnx"
+    inputs = cache / f"{name}.input.npz"
+    spec = {"builder": builder, "shape": shape, "dynamic": dynamic, "path": str(onnx_path),
+            "export": EXPORT}
+    stamp = cache / f"{name}.stamp"
+    if not (onnx_path.exists() and inputs.exists() and stamp.exists()
+            and stamp.read_text() == json.dumps(spec)):
+        result = subprocess.run([sys.executable, "-c", EXPORT, json.dumps(spec)],
+                                capture_output=True, text=True)
+        if result.returncode != 0:
+            raise mb.ToolError(f"exporting {name} failed:\n{result.stderr[-2000:]}")
+        import numpy as np
+
+        rng = np.random.default_rng(0)
+        np.savez(inputs, x=rng.standard_normal(run_shape or shape).astype(np.float32))
+        stamp.write_text(json.dumps(spec))
+    return onnx_path, inputs
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
+    parser.add_argument("--build-dir", default=str(ROOT / "build"))
+    parser.add_argument("--models", nargs="+", choices=list(MODELS), default=list(MODELS))
+    parser.add_argument("--threads", nargs="+", type=mb.positive_int, default=[1, 2])
+    parser.add_argument("--repeat", type=mb.positive_int, default=10)
+    parser.add_argument("--json", metavar="FILE")
+    args = parser.parse_args()
+    anvil = Path(args.build_dir) / "anvil"
+    if not anvil.is_file():
+        mb.fail(f"no anvil binary at {anvil} (build it first: make build)", code=2)
+    import numpy as np
+    import onnxruntime
+
+    ov = mb.openvino_module()
+    cache = Path(args.build_dir) / "bench-cache" / "families"
+    cache.mkdir(parents=True, exist_ok=True)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        for name in args.models:
+            row_base = {"model": name, "family": MODELS[name][0], "errors": []}
+            try:
+                onnx_path, inputs = export(name, cache)
+                package = tmp / f"{name}.tar"
+                compile_s = mb.anvil_compile(anvil, onnx_path, package, 3)
+            except mb.ToolError as error:
+                print(f"{name}: {error.summary}", flush=True)
+                rows += [dict(row_base, threads=t, errors=[error.summary]) for t in args.threads]
+                continue
+            feeds = dict(np.load(inputs))
+            for t in args.threads:
+                row = dict(row_base, threads=t, compile_s=compile_s, anvil_ms=None, ort_ms=None,
+                           openvino_ms=None, errors=[])
+                try:
+                    row["anvil_ms"] = mb.anvil_latency(anvil, package, inputs,
+                                                       tmp / f"{name}.out.npz", t, args.repeat)
+                except mb.ToolError as error:
+                    row["errors"].append(error.summary)
+                row["ort_ms"], ort_out = mb.ort_latency(onnx_path, feeds, t, args.repeat)
+                if row["anvil_ms"] is not None:
+                    row["max_abs_diff"] = mb.max_abs_diff(tmp / f"{name}.out.npz", ort_out)
+                if ov is not None:
+                    try:
+                        row["openvino_ms"], _ = mb.openvino_latency(ov, onnx_path, feeds, t,
+                                                                    args.repeat)
+                    except Exception as error:  # noqa: BLE001
+                        row["errors"].append(mb.one_line(error))
+                peers = [v for v in (row["ort_ms"], row["openvino_ms"]) if v is not None]
+                row["ratio_vs_peer"] = (row["anvil_ms"] / min(peers)
+                                        if row["anvil_ms"] and peers else None)
+                rows.append(row)
+                print(f"{name} {t}t: anvil {mb.fmt(row['anvil_ms'], '.2f')} ms, ort "
+                      f"{mb.fmt(row['ort_ms'], '.2f')} ms, openvino "
+                      f"{mb.fmt(row['openvino_ms'], '.2f')} ms, vs peer "
+                      f"{mb.fmt(row['ratio_vs_peer'], '.2f', 'x')}, max abs diff "
+                      f"{mb.fmt(row.get('max_abs_diff'), '.1e')}"
+                      + "".join(f"; {e}" for e in row["errors"]), flush=True)
+    print(f"\nanvil -O3 against onnxruntime {onnxruntime.__version__} and openvino "
+          f"{ov.get_version() if ov else '-'}, CPU: {mb.cpu_name()}, median of {args.repeat}\n")
+    print("| model | family | threads | anvil ms | onnxruntime ms | openvino ms | "
+          "vs faster peer | max abs diff |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['model']} | {r['family']} | {r['threads']} | "
+              f"{mb.fmt(r.get('anvil_ms'), '.2f')} | {mb.fmt(r.get('ort_ms'), '.2f')} | "
+              f"{mb.fmt(r.get('openvino_ms'), '.2f')} | "
+              f"{mb.fmt(r.get('ratio_vs_peer'), '.2f', 'x')} | "
+              f"{mb.fmt(r.get('max_abs_diff'), '.1e')} |")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"cpu": mb.cpu_name(), "rows": rows}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
