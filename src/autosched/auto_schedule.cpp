@@ -56,6 +56,9 @@ TileKnobs knobs_from(const TilePlan& plan, const AutoScheduleOptions& options) {
     if (name == "reuse_tile") knobs.reuse_tile = value;
     if (name == "unroll_reduce") knobs.unroll_reduce = value;
     if (name == "parallel_grain") knobs.parallel_grain = value;
+    if (name == "reduce_split") knobs.reduce_split = value;
+    if (name == "mid_tiles") knobs.mid_tiles = value;
+    if (name == "mid_reuse") knobs.mid_reuse = value;
   }
   return knobs;
 }

@@ -108,6 +108,9 @@ std::optional<TilePlan> plan_tiling(const Schedule& sch, const BlockRV& block_rv
   if (!reuse) return std::nullopt;
   for (const Access* a : operands) plan.gathers |= a->steps[v] != 0 && a->steps[v] != 1;
   plan.inner_reduce_extent = extent_or_zero(block->iter_vars.back());
+  plan.first_reduce_extent = extent_or_zero(block->iter_vars[num_spatial]);
+  for (size_t r = num_spatial; r < num_vars; ++r)
+    plan.reduce_size *= std::max<int64_t>(1, extent_or_zero(block->iter_vars[r]));
   plan.vector_bits = host.vector_bits;
   return plan;
 }
@@ -132,6 +135,8 @@ TileKnobs default_tile_knobs(const TilePlan& plan, const HostModel& host) {
     }
   }
   knobs.unroll_reduce = plan.inner_reduce_extent > 1 && plan.inner_reduce_extent <= 4;
+  // The cache level (reduce_split, mid_tiles, mid_reuse) is left to tuning: no default of it
+  // has been measured to pay on its own.
   return knobs;
 }
 
@@ -152,10 +157,16 @@ std::vector<topi::KnobSpace> tile_space(const TilePlan& plan, const HostModel& h
       if (plan.reuse_extent == 0 || n <= plan.reuse_extent) reuse.push_back(n);
   std::vector<int64_t> unroll = {0};
   if (plan.inner_reduce_extent > 1 && plan.inner_reduce_extent <= 16) unroll.push_back(1);
+  std::vector<int64_t> chunks = {0};
+  for (int64_t c : {4, 8, 16, 32, 64, 128})
+    if (plan.first_reduce_extent > c && plan.first_reduce_extent % c == 0) chunks.push_back(c);
   return {{"vector_tiles", with_default(vector_tiles, defaults.vector_tiles)},
           {"reuse_tile", with_default(reuse, defaults.reuse_tile)},
           {"unroll_reduce", with_default(unroll, defaults.unroll_reduce)},
-          {"parallel_grain", with_default({16, 64, 256}, defaults.parallel_grain)}};
+          {"parallel_grain", with_default({16, 64, 256}, defaults.parallel_grain)},
+          {"reduce_split", with_default(chunks, defaults.reduce_split)},
+          {"mid_tiles", with_default({1, 2, 4}, defaults.mid_tiles)},
+          {"mid_reuse", with_default({1, 2, 4}, defaults.mid_reuse)}};
 }
 
 std::string apply_tiling(Schedule& sch, const TilePlan& plan, const TileKnobs& knobs,
@@ -179,29 +190,53 @@ std::string apply_tiling(Schedule& sch, const TilePlan& plan, const TileKnobs& k
   // The outer tiles keep the order of their vars, except that those whose tile does not
   // divide the extent (a size variable's, a prime's) go last: their guard then sits under
   // serial loops, which partition_loops cuts into guard-free tiles and a tail.
-  std::vector<LoopRV> outer, guarded;
+  // With a cache level, mid_tiles register tiles of the vector var and mid_reuse of the reuse
+  // var (the middle loops) sweep one chunk of reduce_split iterations of the first reduction
+  // var, whose operands then stay in L1 across the middle tile; the accumulators go through
+  // memory between chunks.
+  std::vector<LoopRV> outer, guarded, middle;
   std::optional<LoopRV> reuse_inner, vector_inner;
   for (size_t s = 0; s < num_spatial; ++s) {
     const LoopRV& loop = loops[s];
     const int64_t extent = sch.loop_extent(loop).value_or(0);
-    int64_t tile = 1;
-    if (s == v) tile = tile_v;
-    if (int(s) == plan.reuse_var) tile = knobs.reuse_tile;
+    int64_t tile = 1, mid = 1;
+    if (s == v) tile = tile_v, mid = knobs.mid_tiles;
+    if (int(s) == plan.reuse_var) tile = knobs.reuse_tile, mid = knobs.mid_reuse;
     if (tile <= 1) {
       outer.push_back(loop);
       continue;
     }
     LoopRV inner = loop;
     if (extent != tile) {
-      std::vector<LoopRV> parts = sch.split(loop, {nullptr, tir::make_int(tile)});
-      (extent > 0 && extent % tile == 0 ? outer : guarded).push_back(parts[0]);
-      inner = parts[1];
+      if (mid > 1 && (extent == 0 || extent > tile * mid)) {
+        std::vector<LoopRV> parts =
+            sch.split(loop, {nullptr, tir::make_int(mid), tir::make_int(tile)});
+        (extent > 0 && extent % (tile * mid) == 0 ? outer : guarded).push_back(parts[0]);
+        middle.push_back(parts[1]);
+        inner = parts[2];
+      } else {
+        std::vector<LoopRV> parts = sch.split(loop, {nullptr, tir::make_int(tile)});
+        (extent > 0 && extent % tile == 0 ? outer : guarded).push_back(parts[0]);
+        inner = parts[1];
+      }
     }
     (s == v ? vector_inner : reuse_inner) = inner;
+  }
+  std::optional<LoopRV> chunk;
+  if (knobs.reduce_split > 0) {
+    const int64_t extent = sch.loop_extent(reduce.front()).value_or(0);
+    if (extent > knobs.reduce_split && extent % knobs.reduce_split == 0) {
+      std::vector<LoopRV> parts =
+          sch.split(reduce.front(), {nullptr, tir::make_int(knobs.reduce_split)});
+      chunk = parts[0];
+      reduce.front() = parts[1];
+    }
   }
   const size_t parallel_candidates = outer.size();
   outer.insert(outer.end(), guarded.begin(), guarded.end());
   std::vector<LoopRV> order = outer;
+  if (chunk) order.push_back(*chunk);
+  order.insert(order.end(), middle.begin(), middle.end());
   order.insert(order.end(), reduce.begin(), reduce.end());
   if (reuse_inner) order.push_back(*reuse_inner);
   if (vector_inner) order.push_back(*vector_inner);
@@ -225,7 +260,7 @@ std::string apply_tiling(Schedule& sch, const TilePlan& plan, const TileKnobs& k
 
   // The accumulators: an init block over the tile, then the vector loop split into whole
   // vectors, the vectors and the reuse iterations unrolled.
-  tir::BlockRV init = sch.decompose_reduction(block, reduce.front());
+  tir::BlockRV init = sch.decompose_reduction(block, chunk ? *chunk : reduce.front());
   auto vectorize_tile = [&](std::vector<LoopRV> tile_loops) {
     // tile_loops: [reuse_inner?, vector_inner]
     if (tile_loops.empty()) return;
@@ -292,7 +327,11 @@ std::string apply_tiling(Schedule& sch, const TilePlan& plan, const TileKnobs& k
       plan.reuse_var >= 0 ? str_cat(", reuse ", node->iter_vars[size_t(plan.reuse_var)].var->name,
                                     ":", knobs.reuse_tile)
                           : std::string(),
-      knobs.unroll_reduce ? ", reduction unrolled" : "", ", parallel ", to_fuse.size(), " loop(s)");
+      knobs.unroll_reduce ? ", reduction unrolled" : "",
+      chunk ? str_cat(", chunks of ", knobs.reduce_split, " under ", knobs.mid_reuse, "x",
+                      knobs.mid_tiles, " tiles")
+            : std::string(),
+      ", parallel ", to_fuse.size(), " loop(s)");
 }
 
 }  // namespace anvil::autosched

@@ -19,6 +19,8 @@ struct TilePlan {
   int64_t vector_extent = 0;        // 0: symbolic
   int64_t reuse_extent = 0;         // 0: symbolic (or no reuse var)
   int64_t inner_reduce_extent = 0;  // the innermost reduction loop's, 0: symbolic
+  int64_t first_reduce_extent = 0;  // the outermost reduction loop's (input channels)
+  int64_t reduce_size = 1;          // iterations of the whole reduction (symbolic ones as 1)
   int lanes = 1;                    // elements of the output dtype per vector
   int vector_bits = 512;
   bool gathers = false;  // a load steps by more than one element along the vector var
@@ -34,6 +36,9 @@ struct TileKnobs {
   int64_t reuse_tile = 1;       // iterations of the reuse var per register tile
   int64_t unroll_reduce = 0;    // 1: unroll the innermost reduction loop
   int64_t parallel_grain = 64;  // fuse leading outer tiles up to this many iterations
+  int64_t reduce_split = 0;     // chunk of the first reduction var (cache level); 0: none
+  int64_t mid_tiles = 1;        // register tiles of the vector var in one cache tile
+  int64_t mid_reuse = 1;        // register tiles of the reuse var in one cache tile
 };
 
 TileKnobs default_tile_knobs(const TilePlan& plan, const HostModel& host);

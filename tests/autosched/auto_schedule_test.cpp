@@ -231,9 +231,9 @@ TEST(AutoScheduleGrid, SymbolicBatchAndLength) {
     check_symbolic(conv, {{"n", n}, {"t", t}}, {{n, 4, t}, {9, 4, 3}});
 }
 
-// The knob space is what tuning searches: every point of a small case's space compiles to the
-// same results, and the space holds the host model's defaults.
-TEST(AutoScheduleSpace, EveryPointOfAConv1dSpaceMatchesTheReference) {
+// The knob space is what tuning searches: points spread over a small case's space compile to
+// the same results.
+TEST(AutoScheduleSpace, PointsAcrossAConv1dSpaceMatchTheReference) {
   const std::vector<Tensor> inputs = {f32({1, 3, 29}, 80), f32({10, 3, 3}, 81)};
   ir::Attrs call_attrs = attrs("nn.conv1d", Fields{{"padding", Ints{1, 1}}});
   ir::Function fn = topi_test::op_function("nn.conv1d", inputs, call_attrs);
@@ -246,8 +246,11 @@ TEST(AutoScheduleSpace, EveryPointOfAConv1dSpaceMatchesTheReference) {
   std::vector<Tensor> expected = reference::Interpreter(mod).run(inputs);
   int64_t size = 1;
   for (const topi::KnobSpace& knob : space.knobs) size *= int64_t(knob.values.size());
-  ASSERT_GE(size, 20);
-  for (int64_t point = 0; point < size; point += 3) {
+  // The cache level's knobs make a space of thousands of points; it is
+  // checked at 40 points spread evenly over it.
+  ASSERT_GE(size, 1000);
+  const int64_t stride = size / 40 + (size / 40 % 2 == 0 ? 1 : 0);
+  for (int64_t point = 0; point < size; point += stride) {
     lower::KnobConfig config;
     int64_t rest = point;
     for (const topi::KnobSpace& knob : space.knobs) {
