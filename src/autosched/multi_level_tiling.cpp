@@ -40,6 +40,20 @@ int64_t largest_divisor_at_most(int64_t n, int64_t limit) {
   return 1;
 }
 
+// The register tile's loops [reuse?, vector]: the vector loop split into whole vectors (the
+// vectors unrolled), the reuse iterations unrolled.
+void vectorize_tile(Schedule& sch, const std::vector<LoopRV>& tile_loops, int64_t lanes) {
+  if (tile_loops.empty()) return;
+  LoopRV vec = tile_loops.back();
+  if (sch.loop_extent(vec).value_or(0) > lanes) {
+    std::vector<LoopRV> parts = sch.split(vec, {nullptr, tir::make_int(lanes)});
+    sch.unroll(parts[0]);
+    vec = parts[1];
+  }
+  sch.vectorize(vec);
+  for (size_t i = 0; i + 1 < tile_loops.size(); ++i) sch.unroll(tile_loops[i]);
+}
+
 }  // namespace
 
 std::optional<TilePlan> plan_tiling(const Schedule& sch, const BlockRV& block_rv,
@@ -261,36 +275,16 @@ std::string apply_tiling(Schedule& sch, const TilePlan& plan, const TileKnobs& k
   // The accumulators: an init block over the tile, then the vector loop split into whole
   // vectors, the vectors and the reuse iterations unrolled.
   tir::BlockRV init = sch.decompose_reduction(block, chunk ? *chunk : reduce.front());
-  auto vectorize_tile = [&](std::vector<LoopRV> tile_loops) {
-    // tile_loops: [reuse_inner?, vector_inner]
-    if (tile_loops.empty()) return;
-    LoopRV vec = tile_loops.back();
-    const int64_t extent = sch.loop_extent(vec).value_or(0);
-    if (extent > lanes) {
-      std::vector<LoopRV> parts = sch.split(vec, {nullptr, tir::make_int(lanes)});
-      sch.unroll(parts[0]);
-      vec = parts[1];
-    }
-    sch.vectorize(vec);
-    for (size_t i = 0; i + 1 < tile_loops.size(); ++i) sch.unroll(tile_loops[i]);
-  };
   std::vector<LoopRV> tile_loops;
   if (reuse_inner) tile_loops.push_back(*reuse_inner);
   if (vector_inner) tile_loops.push_back(*vector_inner);
-  vectorize_tile(tile_loops);
+  vectorize_tile(sch, tile_loops, lanes);
   std::vector<LoopRV> init_loops = sch.get_loops(init);
-  std::vector<LoopRV> init_tile(init_loops.end() - long(tile_loops.size()), init_loops.end());
-  sch.try_apply("vectorize the accumulators' init", [&](Schedule& s) {
-    LoopRV vec = init_tile.back();
-    const int64_t extent = s.loop_extent(vec).value_or(0);
-    if (extent > lanes) {
-      std::vector<LoopRV> parts = s.split(vec, {nullptr, tir::make_int(lanes)});
-      s.unroll(parts[0]);
-      vec = parts[1];
-    }
-    s.vectorize(vec);
-    for (size_t i = 0; i + 1 < init_tile.size(); ++i) s.unroll(init_tile[i]);
-  });
+  if (init_loops.size() >= tile_loops.size()) {
+    std::vector<LoopRV> init_tile(init_loops.end() - long(tile_loops.size()), init_loops.end());
+    sch.try_apply("vectorize the accumulators' init",
+                  [&](Schedule& s) { vectorize_tile(s, init_tile, lanes); });
+  }
   if (knobs.unroll_reduce)
     sch.try_apply("unroll the innermost reduction", [&](Schedule& s) { s.unroll(reduce.back()); });
 
