@@ -140,6 +140,11 @@ DenseKnobs default_dense_knobs(const DenseShape& shape, int vector_bits) {
                   : knobs.column_tail
                       ? std::min<int64_t>(vector_count, 4)
                       : largest_divisor_at_most(*cols / knobs.lanes, knobs.tile_rows == 1 ? 8 : 4);
+  // The tile's accumulators fit the register file with room for the weight vectors and the
+  // broadcast row value: 12 of AVX2's 16 registers (4 rows x 4 vectors would use all 16 and
+  // spill), up to 28 of AVX-512's 32.
+  const int64_t accumulators = vector_bits >= 512 ? 28 : 12;
+  knobs.tile_rows = std::max<int64_t>(1, std::min(knobs.tile_rows, accumulators / knobs.vectors));
   knobs.k_panel = depth ? largest_divisor_at_most(*depth, 256) : 0;
   return knobs;
 }
