@@ -189,25 +189,10 @@ def main():
                 continue
             feeds = dict(np.load(inputs))
             for t in args.threads:
-                row = dict(row_base, threads=t, compile_s=compile_s, anvil_ms=None, ort_ms=None,
-                           openvino_ms=None, errors=[])
-                try:
-                    row["anvil_ms"] = mb.anvil_latency(anvil, package, inputs,
-                                                       tmp / f"{name}.out.npz", t, args.repeat)
-                except mb.ToolError as error:
-                    row["errors"].append(error.summary)
-                row["ort_ms"], ort_out = mb.ort_latency(onnx_path, feeds, t, args.repeat)
-                if row["anvil_ms"] is not None:
-                    row["max_abs_diff"] = mb.max_abs_diff(tmp / f"{name}.out.npz", ort_out)
-                if ov is not None:
-                    try:
-                        row["openvino_ms"], _ = mb.openvino_latency(ov, onnx_path, feeds, t,
-                                                                    args.repeat)
-                    except Exception as error:  # noqa: BLE001
-                        row["errors"].append(mb.one_line(error))
-                peers = [v for v in (row["ort_ms"], row["openvino_ms"]) if v is not None]
-                row["ratio_vs_peer"] = (row["anvil_ms"] / min(peers)
-                                        if row["anvil_ms"] and peers else None)
+                row = mb.measure_row(name, t, onnx_path, feeds, inputs, package,
+                                     tmp / f"{name}.out.npz", anvil, ov, args,
+                                     {"flops": None, "compile_s": compile_s}, None)
+                row["family"] = row_base["family"]
                 rows.append(row)
                 print(f"{name} {t}t: anvil {mb.fmt(row['anvil_ms'], '.2f')} ms, ort "
                       f"{mb.fmt(row['ort_ms'], '.2f')} ms, openvino "

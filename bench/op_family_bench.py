@@ -112,29 +112,17 @@ def macs_of(anvil, onnx_path, inputs):
         return None
 
 
-def measure(name, onnx_path, inputs, anvil, ov, threads, repeat, tmp):
+def measure(name, onnx_path, inputs, anvil, ov, threads, args, tmp, peers=True):
+    """model_bench's row for one case (compiled once into tmp); without peers, anvil alone."""
     import numpy as np
 
-    feeds = dict(np.load(inputs))
-    row = {"case": name, "threads": threads, "anvil_ms": None, "ort_ms": None,
-           "openvino_ms": None, "errors": []}
     package = tmp / f"{name}.tar"
+    model = {"flops": None, "compile_s": None}
     if not package.exists():
-        mb.anvil_compile(anvil, onnx_path, package, 3)
-    try:
-        row["anvil_ms"] = mb.anvil_latency(anvil, package, inputs, tmp / f"{name}.out.npz",
-                                           threads, repeat)
-    except mb.ToolError as error:
-        row["errors"].append(error.summary)
-    row["ort_ms"], _ = mb.ort_latency(onnx_path, feeds, threads, repeat)
-    if ov is not None:
-        try:
-            row["openvino_ms"], _ = mb.openvino_latency(ov, onnx_path, feeds, threads, repeat)
-        except Exception as error:  # noqa: BLE001 (one failed peer leaves the rest)
-            row["errors"].append(mb.one_line(error))
-    peers = [t for t in (row["ort_ms"], row["openvino_ms"]) if t is not None]
-    row["ratio_vs_peer"] = row["anvil_ms"] / min(peers) if row["anvil_ms"] and peers else None
-    return row
+        model["compile_s"] = mb.anvil_compile(anvil, onnx_path, package, 3)
+    feeds = dict(np.load(inputs)) if peers else None
+    return mb.measure_row(name, threads, onnx_path, feeds, inputs, package,
+                          tmp / f"{name}.out.npz", anvil, ov, args, model, None)
 
 
 def main():
@@ -170,11 +158,11 @@ def main():
                 base = f"{name}.conv2d_same_macs"
                 base_paths = export(base, same_macs_conv2d(macs), cache)
             for t in args.threads:
-                row = measure(name, onnx_path, inputs, anvil, ov, t, args.repeat, tmp)
+                row = measure(name, onnx_path, inputs, anvil, ov, t, args, tmp)
                 row["gflops"] = 2 * macs / row["anvil_ms"] / 1e6 if macs and row["anvil_ms"] \
                     else None
                 if base:
-                    b = measure(base, *base_paths, anvil, None, t, args.repeat, tmp)
+                    b = measure(base, *base_paths, anvil, None, t, args, tmp, peers=False)
                     row["conv2d_gflops"] = 2 * macs / b["anvil_ms"] / 1e6 if b["anvil_ms"] \
                         else None
                 rows.append(row)
@@ -193,7 +181,7 @@ def main():
     for r in rows:
         share = (r["gflops"] / r["conv2d_gflops"]
                  if r.get("gflops") and r.get("conv2d_gflops") else None)
-        print(f"| {r['case']} | {r['threads']} | {mb.fmt(r['anvil_ms'], '.3f')} | "
+        print(f"| {r['model']} | {r['threads']} | {mb.fmt(r['anvil_ms'], '.3f')} | "
               f"{mb.fmt(r['ort_ms'], '.3f')} | {mb.fmt(r['openvino_ms'], '.3f')} | "
               f"{mb.fmt(r['ratio_vs_peer'], '.2f', 'x')} | {mb.fmt(r.get('gflops'), '.1f')} | "
               f"{mb.fmt(share and share * 100, '.0f', '%')} |")
