@@ -19,7 +19,9 @@ tir::PrimExpr row_major_offset(const tir::Buffer& buffer,
 
 Access analyze(const tir::BlockNode& block, tir::Analyzer& analyzer, const tir::Buffer& buffer,
                const std::vector<tir::PrimExpr>& indices, bool is_write) {
-  Access access{buffer.get(), is_write, {}};
+  Access access{buffer.get(), is_write, true, {}};
+  for (size_t d = 1; d < indices.size(); ++d)
+    access.static_rows &= d < buffer->shape.size() && tir::as_const_int(buffer->shape[d]);
   const tir::PrimExpr offset = row_major_offset(buffer, indices);
   for (const tir::IterVar& iv : block.iter_vars) {
     const tir::VarNode* var = iv.var.get();

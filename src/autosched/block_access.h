@@ -14,6 +14,8 @@ namespace anvil::autosched {
 struct Access {
   const tir::BufferNode* buffer = nullptr;
   bool is_write = false;
+  // True when every dim after the first is a constant (the row-major strides are known).
+  bool static_rows = true;
   // Per iter var of the block (in its order): the step of the offset, nullopt when it is not
   // a constant (a division by the var, a symbolic row length).
   std::vector<std::optional<int64_t>> steps;

@@ -5,8 +5,7 @@
 
 #include "anvil/autosched/auto_schedule.h"
 #include "anvil/autosched/block_util.h"
-#include "anvil/tir/arith.h"
-#include "anvil/tir/functor.h"
+#include "autosched/block_access.h"
 
 namespace anvil::autosched {
 namespace {
@@ -15,10 +14,11 @@ using tir::BlockRV;
 using tir::LoopRV;
 using tir::Schedule;
 
-tir::Var last_spatial_var(const tir::BlockNode& block) {
-  tir::Var last;
-  for (const tir::IterVar& iv : block.iter_vars)
-    if (iv.kind == tir::IterKind::Spatial) last = iv.var;
+// The index of the block's last spatial iter var.
+size_t last_spatial_index(const tir::BlockNode& block) {
+  size_t last = 0;
+  for (size_t i = 0; i < block.iter_vars.size(); ++i)
+    if (block.iter_vars[i].kind == tir::IterKind::Spatial) last = i;
   return last;
 }
 
@@ -38,45 +38,16 @@ int64_t pick_vector_width(int64_t extent, int bits, int vector_bits) {
   return 1;
 }
 
-// True when a load of the block steps along var by anything but one element (or none) of its
-// buffer: a gather when var's loop is vectorized. A layout transform into a blocked layout
-// (NCHW to NCHW4c) reads its block's lanes a channel plane apart. The step is that of the
-// load's row-major offset, simplified under the block's iteration ranges, so that a split
-// index (floordiv(j, 16), floormod(j, 16)) reads as the contiguous j it is; var ranges over all
-// but its last value, so that var + 1 stays in range.
-bool gathers_along(const tir::BlockNode& block, const tir::Var& var) {
-  tir::Analyzer analyzer;
-  for (const tir::IterVar& iv : block.iter_vars) {
-    std::optional<int64_t> extent = tir::as_const_int(iv.dom.extent);
-    if (iv.var.get() == var.get() && extent && *extent > 1)
-      analyzer.bind(iv.var, tir::Range::from_min_extent(iv.dom.min, tir::make_int(*extent - 1)));
-    else
-      analyzer.bind(iv.var, iv.dom);
-  }
-  bool gather = false;
-  auto reads_var = [&](const tir::VarNode* v) { return v == var.get(); };
-  tir::pre_order_visit(
-      block.body,
-      [&](const tir::PrimExpr& e) {
-        const auto* load = tir::as<tir::BufferLoadNode>(e);
-        if (!load || gather) return;
-        // The row-major offset (a dim of unknown size makes it unknown: not a gather then).
-        tir::PrimExpr offset = tir::make_int(0);
-        const std::vector<tir::PrimExpr>& shape = load->buffer->shape;
-        for (size_t d = 0; d < load->indices.size(); ++d) {
-          if (d > 0) {
-            if (d >= shape.size() || !tir::as_const_int(shape[d])) return;
-            offset = offset * shape[d];
-          }
-          offset = offset + load->indices[d];
-        }
-        if (!tir::uses_var(offset, reads_var)) return;
-        tir::PrimExpr next = tir::substitute(offset, {{var.get(), tir::PrimExpr(var) + 1}});
-        tir::PrimExpr step = analyzer.simplify(next - offset);
-        gather = !tir::is_const_int(step, 1) && !tir::is_const_int(step, 0);
-      },
-      [](const tir::Stmt&) {});
-  return gather;
+// True when a load of the block steps along its iter var `var` by anything but one element (or
+// none) of its buffer: a gather when var's loop is vectorized. A layout transform into a
+// blocked layout (NCHW to NCHW4c) reads its block's lanes a channel plane apart. The steps are
+// block_accesses' (a split index, floordiv(j, 16) and floormod(j, 16), reads as the contiguous
+// j it is); a load with a row of unknown length is taken not to gather.
+bool gathers_along(const tir::BlockNode& block, size_t var) {
+  for (const Access& access : block_accesses(block))
+    if (!access.is_write && access.static_rows && access.steps[var] != 0 && access.steps[var] != 1)
+      return true;
+  return false;
 }
 
 }  // namespace
@@ -128,7 +99,7 @@ void parallel_vectorize(Schedule& sch, const std::string& name, int vector_bits,
   // full-width loads and shuffles (an RGB image into NCHW4c uint8: 3.5x faster).
   bool gather_unrolled = false;
   if (!reduces && known && width == extent && extent < full_width && num_spatial >= 2 &&
-      gathers_along(*block, last_spatial_var(*block)))
+      gathers_along(*block, last_spatial_index(*block)))
     gather_unrolled = sch.try_apply("unroll the gathering loop of " + name,
                                     [&](Schedule& s) { s.unroll(inner); });
   if (gather_unrolled) width = 1;
