@@ -184,25 +184,29 @@ tir::PrimFunc schedule_group(const tir::PrimFunc& func, const ir::Function& fn,
   Schedule& sch = group.sch;
   const std::vector<BlockRV>& remaining = group.remaining;
 
-  // The anchor's strategy, when it has one and accepts the group; the generic schedule
-  // otherwise. Either way the kernel records which one ran, and why a strategy declined.
-  ir::DictAttrs attrs;
+  // The anchor's strategy, when it has one and accepts the group; else the auto-scheduler, when
+  // some block has data reuse; else the generic schedule. Either way the kernel records which
+  // one ran, and why each one before it declined.
+  const KnobConfig* config = options.config_for ? options.config_for(fn, options) : nullptr;
+  std::string declined;
+  auto decline = [&](const std::string& strategy, const std::string& reason) {
+    declined += (declined.empty() ? "" : "; ") + strategy + ": " + reason;
+  };
+  auto ran = [&](const std::string& strategy) {
+    ir::DictAttrs attrs;
+    if (!declined.empty()) attrs = attrs.with(topi::kScheduleDeclinedAttr, declined);
+    return attrs.with(topi::kScheduleAttr, strategy);
+  };
   if (const ir::CallNode* anchor = find_anchor(fn)) {
     const std::string& op = anchor->op()->name;
-    std::string declined;
-    auto decline = [&](const std::string& strategy, const std::string& reason) {
-      declined += (declined.empty() ? "" : "; ") + strategy + ": " + reason;
-    };
     const std::vector<const topi::Strategy*> strategies = scheduling_strategies(op, options);
     for (const topi::Strategy* strategy : strategies) {
       topi::ScheduleArgs args = strategy_args(group, *anchor, options);
-      args.config = options.config_for ? options.config_for(fn, options) : nullptr;
+      args.config = config;
       Schedule attempt = sch;
       try {
         strategy->schedule(attempt, args);
-        ir::DictAttrs ran = ir::DictAttrs().with(topi::kScheduleAttr, strategy->name);
-        if (!declined.empty()) ran = ran.with(topi::kScheduleDeclinedAttr, declined);
-        return with_schedule_attrs(attempt, ran);
+        return with_schedule_attrs(attempt, ran(strategy->name));
       } catch (const Error& e) {
         decline(strategy->name, e.what());
       }
@@ -218,31 +222,25 @@ tir::PrimFunc schedule_group(const tir::PrimFunc& func, const ir::Function& fn,
           reason = "not rewritten to its layout (AlterOpLayout runs at -O3, on constant weights)";
         decline(layout->name, reason);
       }
-    if (!declined.empty()) attrs = attrs.with(topi::kScheduleDeclinedAttr, declined);
   }
-  // No strategy took the group: the auto-scheduler, when some block has data reuse.
+  // The auto-scheduler starts from the function as lowering made it: it inlines by its own
+  // rules (guarded producers of the tiled block stay stages).
   {
-    const KnobConfig* config = options.config_for ? options.config_for(fn, options) : nullptr;
     Schedule fresh(func);
     try {
-      autosched::AutoScheduleResult ran =
+      autosched::AutoScheduleResult result =
           autosched::auto_schedule(fresh, auto_options(fn, options, config));
-      if (ran.tiled) {
+      if (result.tiled) {
         std::string rules;
-        for (const std::string& rule : ran.rules) rules += (rules.empty() ? "" : "; ") + rule;
-        return with_schedule_attrs(fresh,
-                                   attrs.with(topi::kScheduleAttr, std::string(kAutoStrategy))
-                                       .with(topi::kScheduleRulesAttr, rules));
+        for (const std::string& rule : result.rules) rules += (rules.empty() ? "" : "; ") + rule;
+        return with_schedule_attrs(fresh, ran(kAutoStrategy).with(topi::kScheduleRulesAttr, rules));
       }
     } catch (const Error& e) {
-      const ir::AttrValue* before = attrs.find(topi::kScheduleDeclinedAttr);
-      const std::string* text = before ? std::get_if<std::string>(before) : nullptr;
-      attrs = attrs.with(topi::kScheduleDeclinedAttr,
-                         (text ? *text + "; " : std::string()) + kAutoStrategy + ": " + e.what());
+      decline(kAutoStrategy, e.what());
     }
   }
   autosched::ParallelVectorizeKnobs knobs;
-  if (const KnobConfig* config = options.config_for ? options.config_for(fn, options) : nullptr) {
+  if (config) {
     const std::string why =
         topi::config_mismatch(autosched::parallel_vectorize_space(), *config, kGenericStrategy);
     if (why.empty()) {
@@ -252,15 +250,15 @@ tir::PrimFunc schedule_group(const tir::PrimFunc& func, const ir::Function& fn,
       };
       knobs = {value("vectorize", knobs.vectorize), value("parallel_grain", knobs.parallel_grain),
                value("unroll", knobs.unroll)};
-    } else if (!attrs.find(topi::kScheduleDeclinedAttr)) {
+    } else if (declined.empty()) {
       // Knobs outside the generic space: the heuristic's choices, and the kernel says why.
       // (After a strategy declined, its own knobs reach here too; its reason is kept.)
-      attrs = attrs.with(topi::kScheduleDeclinedAttr, std::string(kGenericStrategy) + ": " + why);
+      decline(kGenericStrategy, why);
     }
   }
   for (const BlockRV& block : remaining)
     autosched::parallel_vectorize(sch, block.name, options.vector_bits, knobs);
-  return with_schedule_attrs(sch, attrs.with(topi::kScheduleAttr, std::string("generic")));
+  return with_schedule_attrs(sch, ran(kGenericStrategy));
 }
 
 }  // namespace anvil::lower
