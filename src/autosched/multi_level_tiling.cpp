@@ -33,13 +33,6 @@ int64_t accumulator_budget(const HostModel& host) {
   return std::min<int64_t>(24, host.vector_registers - 4);
 }
 
-// The largest divisor of n that is at most limit (1 when none).
-int64_t largest_divisor_at_most(int64_t n, int64_t limit) {
-  for (int64_t d = std::min(n, limit); d > 1; --d)
-    if (n % d == 0) return d;
-  return 1;
-}
-
 // The register tile's loops [reuse?, vector]: the vector loop split into whole vectors (the
 // vectors unrolled), the reuse iterations unrolled.
 void vectorize_tile(Schedule& sch, const std::vector<LoopRV>& tile_loops, int64_t lanes) {
@@ -86,6 +79,7 @@ std::optional<TilePlan> plan_tiling(const Schedule& sch, const BlockRV& block_rv
 
   TilePlan plan;
   plan.block = block_rv.name;
+  plan.num_spatial = num_spatial;
   const int bits = std::max(8, int(write.buffer->dtype.bits));
   plan.lanes = std::max(1, host.vector_bits / bits);
   for (size_t s = 0; s < num_spatial; ++s)
@@ -144,7 +138,7 @@ TileKnobs default_tile_knobs(const TilePlan& plan, const HostModel& host) {
     } else {
       // A divisor leaves no guard; one much smaller than the registers allow costs more than
       // the guard of a tile that does not divide.
-      const int64_t divisor = eu > 0 ? largest_divisor_at_most(eu, most) : 1;
+      const int64_t divisor = eu > 0 ? topi::largest_divisor_at_most(eu, most) : 1;
       knobs.reuse_tile = divisor * 3 >= most * 2 ? divisor : most;
     }
   }
@@ -188,10 +182,7 @@ std::string apply_tiling(Schedule& sch, const TilePlan& plan, const TileKnobs& k
   const BlockRV block = sch.get_block(plan.block);
   const tir::Block node = sch.get(block);
   std::vector<LoopRV> loops = sch.get_loops(block);
-  size_t num_spatial = 0;
-  while (num_spatial < node->iter_vars.size() &&
-         node->iter_vars[num_spatial].kind == tir::IterKind::Spatial)
-    ++num_spatial;
+  const size_t num_spatial = plan.num_spatial;
   std::vector<LoopRV> reduce(loops.begin() + long(num_spatial), loops.end());
   const size_t v = size_t(plan.vector_var);
   const int64_t lanes = plan.lanes;

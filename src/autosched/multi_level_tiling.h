@@ -14,6 +14,7 @@ namespace anvil::autosched {
 // invariant along it), both as indices into the block's iter vars.
 struct TilePlan {
   std::string block;
+  size_t num_spatial = 0;  // its spatial iter vars, which come first
   int vector_var = -1;
   int reuse_var = -1;               // -1: none
   int64_t vector_extent = 0;        // 0: symbolic

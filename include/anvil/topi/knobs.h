@@ -27,4 +27,12 @@ using ScheduleConfig = std::map<std::string, int64_t>;
 std::string config_mismatch(const std::vector<KnobSpace>& space, const ScheduleConfig& config,
                             const std::string& strategy);
 
+// The largest divisor of n that is at most limit (1 when none above 1 exists): the tile of a
+// loop of n iterations that leaves no remainder, as schedules and their defaults pick it.
+inline int64_t largest_divisor_at_most(int64_t n, int64_t limit) {
+  for (int64_t d = limit < n ? limit : n; d > 1; --d)
+    if (n % d == 0) return d;
+  return 1;
+}
+
 }  // namespace anvil::topi

@@ -24,13 +24,6 @@ void apply_config(const ScheduleArgs& args, const std::function<std::vector<Knob
 // The divisors of n, ascending, that are at most limit.
 std::vector<int64_t> divisors_up_to(int64_t n, int64_t limit);
 
-// The largest divisor of n that is at most limit (1 when none above 1 exists).
-inline int64_t largest_divisor_at_most(int64_t n, int64_t limit) {
-  for (int64_t d = std::min(n, limit); d > 1; --d)
-    if (n % d == 0) return d;
-  return 1;
-}
-
 // Dimension `axis` of t as a constant; throws Error naming op and what ("data") when it is not
 // static.
 inline int64_t static_dim(const te::Tensor& t, int axis, const char* op, const char* what) {
