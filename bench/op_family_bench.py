@@ -10,7 +10,9 @@ Each case is one torch module (random weights, seed 0) exported to ONNX (opset 1
   - conv3d_3x3x3, conv3d_1x3x3, conv3d_3x1x1: the convolutions of 3-D and (2+1)-D video ResNets;
   - convT1d_k4s2, convT2d_k2s2, convT2d_k4s2, convT3d_k2s2, convT3d_k4s2: the up-sampling
     convolutions of decoders and UNets;
-  - groupnorm: GroupNorm(32, 256) over 32x32;
+  - groupnorm: GroupNorm(32, 256) over 32x32; groupnorm_audio: GroupNorm(512, 512) over 3200
+    steps (wav2vec's first layer); layernorm_vit, softmax_vit: a ViT-B block's norm and
+    attention softmax; softmax_dynamic: the softmax exported with symbolic rows and length;
   - dw3x3s1, dw3x3s2, dw5x5s1, dw5x5s2: depthwise convolutions of 144 channels over 56x56;
   - conv2d_dynamic_hw: a 3x3 convolution exported with symbolic height and width, run at
     57x61, a size it was not exported at;
@@ -54,6 +56,10 @@ CASES = {
     "convT3d_k4s2": ("nn.ConvTranspose3d(64, 32, 4, stride=2, padding=1)", [1, 64, 4, 16, 16],
                      None, None),
     "groupnorm": ("nn.GroupNorm(32, 256)", [1, 256, 32, 32], None, None),
+    "groupnorm_audio": ("nn.GroupNorm(512, 512)", [1, 512, 3200], None, None),
+    "layernorm_vit": ("nn.LayerNorm(768)", [1, 197, 768], None, None),
+    "softmax_vit": ("nn.Softmax(-1)", [1, 12, 197, 197], None, None),
+    "softmax_dynamic": ("nn.Softmax(-1)", [1, 12, 64, 64], {2: "s", 3: "t"}, [1, 12, 197, 197]),
     "dw3x3s1": ("nn.Conv2d(144, 144, 3, padding=1, groups=144)", [1, 144, 56, 56], None, None),
     "dw3x3s2": ("nn.Conv2d(144, 144, 3, stride=2, padding=1, groups=144)", [1, 144, 56, 56],
                 None, None),
@@ -150,11 +156,11 @@ def main():
             onnx_path, inputs = export(name, CASES[name], cache)
             static = CASES[name][2] is None
             macs = macs_of(anvil, onnx_path, inputs) if static else None
-            if not static:  # the run shape's MACs: a 3x3 conv2d of 64 channels
+            if not static and name.startswith("conv"):  # the run shape's MACs: 3x3, 64 channels
                 run = CASES[name][3]
                 macs = 64 * 64 * 9 * run[2] * run[3]
             base = None
-            if macs and not args.no_conv2d and not name.startswith("groupnorm"):
+            if macs and not args.no_conv2d and name.startswith(("conv", "dw")):
                 base = f"{name}.conv2d_same_macs"
                 base_paths = export(base, same_macs_conv2d(macs), cache)
             for t in args.threads:

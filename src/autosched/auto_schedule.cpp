@@ -6,6 +6,7 @@
 
 #include "anvil/autosched/block_util.h"
 #include "autosched/block_access.h"
+#include "autosched/cross_lane.h"
 #include "autosched/multi_level_tiling.h"
 
 namespace anvil::autosched {
@@ -30,15 +31,15 @@ bool reads_buffer(const tir::BlockNode& block, const tir::BufferNode* buffer) {
 }
 
 // Inlines every producer that is neither an output nor a reduction, except guarded ones (a
-// padding, a spread input) read by the tiled block: inlined, their test would sit on every
-// multiply-add of the tile.
+// padding, a spread input) read by the tiled block (when there is one): inlined, their test
+// would sit on every multiply-add of the tile.
 void inline_producers(Schedule& sch, const AutoScheduleOptions& options, const std::string& tiled) {
   const auto outputs = output_buffers(sch.func(), options.num_outputs);
-  const tir::Block tiled_block = sch.get(sch.get_block(tiled));
+  const tir::Block tiled_block = tiled.empty() ? tir::Block() : sch.get(sch.get_block(tiled));
   for (const BlockRV& block : sch.get_child_blocks(sch.get_block("root"))) {
     const tir::Block node = sch.get(block);
     if (writes_any(*node, outputs) || has_reduce_vars(*node)) continue;
-    if (has_guarded_value(*node) && !node->writes.empty() &&
+    if (tiled_block && has_guarded_value(*node) && !node->writes.empty() &&
         reads_buffer(*tiled_block, node->writes[0].buffer.get()))
       continue;
     sch.try_apply("inline " + block.name, [&](Schedule& s) { s.compute_inline(block); });
@@ -63,12 +64,69 @@ TileKnobs knobs_from(const TilePlan& plan, const AutoScheduleOptions& options) {
   return knobs;
 }
 
+// The knobs of a group without data reuse: the parallel-vectorize rule's, and the partial
+// vector's length when some block takes the cross-lane rule.
+std::vector<topi::KnobSpace> reduction_space(const Schedule& sch, const HostModel& host) {
+  std::vector<topi::KnobSpace> space = parallel_vectorize_space();
+  for (const BlockRV& block : sch.get_child_blocks(sch.get_block("root")))
+    if (has_reduce_vars(*sch.get(block)) && plan_cross_lane(sch, block.name, host, 0)) {
+      space.push_back({"cross_lane_vectors", {0, 1, 2, 4}});
+      break;
+    }
+  return space;
+}
+
+bool any_reduction(const Schedule& sch) {
+  for (const BlockRV& block : sch.get_child_blocks(sch.get_block("root")))
+    if (has_reduce_vars(*sch.get(block))) return true;
+  return false;
+}
+
+// A group whose blocks reduce without data reuse (pooling, norms, softmax, a mean): the
+// cross-lane rule for reductions along their input's contiguous axis, parallel-vectorize for
+// every other block (a pooling vectorizes its output's contiguous axis).
+AutoScheduleResult schedule_reductions(Schedule& sch, const AutoScheduleOptions& options) {
+  AutoScheduleResult result;
+  ParallelVectorizeKnobs knobs;
+  int64_t vectors = 0;
+  if (options.config) {
+    const std::string why =
+        topi::config_mismatch(reduction_space(sch, options.host), *options.config, "auto");
+    if (!why.empty()) throw Error(why);
+    for (const auto& [name, value] : *options.config) {
+      if (name == "vectorize") knobs.vectorize = value;
+      if (name == "parallel_grain") knobs.parallel_grain = value;
+      if (name == "unroll") knobs.unroll = value;
+      if (name == "cross_lane_vectors") vectors = value;
+    }
+  }
+  inline_producers(sch, options, "");
+  for (const BlockRV& block : sch.get_child_blocks(sch.get_block("root"))) {
+    const std::string& name = block.name;
+    if (has_reduce_vars(*sch.get(block)) && knobs.vectorize) {
+      if (std::optional<CrossLanePlan> plan = plan_cross_lane(sch, name, options.host, vectors)) {
+        std::string rule;
+        if (sch.try_apply("cross-lane " + name, [&](Schedule& s) {
+              rule = apply_cross_lane(s, name, *plan, knobs.parallel_grain);
+            })) {
+          result.rules.push_back(name + ": " + rule);
+          continue;
+        }
+      }
+    }
+    parallel_vectorize(sch, name, options.host.vector_bits, knobs);
+    result.rules.push_back(name + ": parallel-vectorize");
+  }
+  result.scheduled = true;
+  return result;
+}
+
 }  // namespace
 
 AutoScheduleResult auto_schedule(Schedule& sch, const AutoScheduleOptions& options) {
   AutoScheduleResult result;
   std::optional<TilePlan> plan = find_tiled_block(sch, options.host);
-  if (!plan) return result;
+  if (!plan) return any_reduction(sch) ? schedule_reductions(sch, options) : result;
   const TileKnobs knobs = knobs_from(*plan, options);
   inline_producers(sch, options, plan->block);
   // Inlining changes the block's reads, not its loops or its output: plan again on the
@@ -76,7 +134,7 @@ AutoScheduleResult auto_schedule(Schedule& sch, const AutoScheduleOptions& optio
   const std::string tiled = plan->block;
   if (std::optional<TilePlan> again = plan_tiling(sch, sch.get_block(tiled), options.host))
     plan = again;
-  result.tiled = true;
+  result.tiled = result.scheduled = true;
 
   const std::vector<BlockRV> blocks = sch.get_child_blocks(sch.get_block("root"));
   size_t anchor = 0;
@@ -106,8 +164,9 @@ AutoScheduleResult auto_schedule(Schedule& sch, const AutoScheduleOptions& optio
 
 std::vector<topi::KnobSpace> auto_schedule_space(const Schedule& sch,
                                                  const AutoScheduleOptions& options) {
-  std::optional<TilePlan> plan = find_tiled_block(sch, options.host);
-  return plan ? tile_space(*plan, options.host) : std::vector<topi::KnobSpace>{};
+  if (std::optional<TilePlan> plan = find_tiled_block(sch, options.host))
+    return tile_space(*plan, options.host);
+  return any_reduction(sch) ? reduction_space(sch, options.host) : std::vector<topi::KnobSpace>{};
 }
 
 }  // namespace anvil::autosched

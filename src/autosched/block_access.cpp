@@ -37,8 +37,12 @@ Access analyze(const tir::BlockNode& block, tir::Analyzer& analyzer, const tir::
 
 }  // namespace
 
-std::vector<Access> block_accesses(const tir::BlockNode& block) {
-  const auto* store = tir::as<tir::BufferStoreNode>(block.body);
+std::vector<Access> block_accesses(const tir::BlockNode& block, bool through_guards) {
+  tir::Stmt body = block.body;
+  while (through_guards && tir::as<tir::IfThenElseNode>(body) &&
+         !tir::as<tir::IfThenElseNode>(body)->else_case)
+    body = tir::as<tir::IfThenElseNode>(body)->then_case;
+  const auto* store = tir::as<tir::BufferStoreNode>(body);
   if (!store) return {};
   // Each var ranges over all but its last value, so that var + 1 stays in range.
   tir::Analyzer analyzer;

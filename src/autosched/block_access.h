@@ -22,8 +22,9 @@ struct Access {
 };
 
 // The store of the block's body and every load of its value, the store first. Empty when the
-// body is not a single store.
-std::vector<Access> block_accesses(const tir::BlockNode& block);
+// body is not a single store; with through_guards, a store under ifs without else (a reduction
+// over a symbolic extent guards its update) counts as one.
+std::vector<Access> block_accesses(const tir::BlockNode& block, bool through_guards = false);
 
 // True when the block's value reads a guarded element (if_then_else or select): a padding or
 // a spread input, cheaper to materialize once than to test on every multiply-add.

@@ -148,7 +148,7 @@ GroupKnobSpace group_knob_space(const ir::Function& fn, const LowerGroupOptions&
       result.declined += (result.declined.empty() ? "" : "; ") + strategy->name + ": " + e.what();
     }
   }
-  // The auto-scheduler runs when some block has data reuse: its knobs.
+  // The auto-scheduler runs when some block has data reuse or reduces: its knobs.
   {
     LowerGroupOptions naive = options;
     naive.schedule = false;
@@ -185,8 +185,8 @@ tir::PrimFunc schedule_group(const tir::PrimFunc& func, const ir::Function& fn,
   const std::vector<BlockRV>& remaining = group.remaining;
 
   // The anchor's strategy, when it has one and accepts the group; else the auto-scheduler, when
-  // some block has data reuse; else the generic schedule. Either way the kernel records which
-  // one ran, and why each one before it declined.
+  // some block has data reuse or reduces; else the generic schedule (elementwise groups). Either
+  // way the kernel records which one ran, and why each one before it declined.
   const KnobConfig* config = options.config_for ? options.config_for(fn, options) : nullptr;
   std::string declined;
   auto decline = [&](const std::string& strategy, const std::string& reason) {
@@ -230,7 +230,7 @@ tir::PrimFunc schedule_group(const tir::PrimFunc& func, const ir::Function& fn,
     try {
       autosched::AutoScheduleResult result =
           autosched::auto_schedule(fresh, auto_options(fn, options, config));
-      if (result.tiled) {
+      if (result.scheduled) {
         std::string rules;
         for (const std::string& rule : result.rules) rules += (rules.empty() ? "" : "; ") + rule;
         return with_schedule_attrs(fresh, ran(kAutoStrategy).with(topi::kScheduleRulesAttr, rules));

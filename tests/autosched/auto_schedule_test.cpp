@@ -42,24 +42,26 @@ std::string text_attr(const tir::PrimFunc& func, const char* key) {
   return text ? *text : std::string();
 }
 
-// Both vector widths the x86 targets have: AVX2's 8 lanes and AVX-512's 16.
-void expect_auto(const ir::Function& fn, const std::string& what) {
+// Both vector widths the x86 targets have: AVX2's 8 lanes and AVX-512's 16; `rule` must be among
+// the rules the kernel names.
+void expect_auto(const ir::Function& fn, const std::string& what,
+                 const std::string& rule = "multi-level tiling") {
   for (int bits : {256, 512}) {
     lower::LowerGroupOptions options;
     options.vector_bits = bits;
     tir::PrimFunc func = lower::lower_primitive(fn, "kernel", options);
     EXPECT_EQ(text_attr(func, topi::kScheduleAttr), "auto")
         << what << " at " << bits << " bits: " << text_attr(func, topi::kScheduleDeclinedAttr);
-    EXPECT_NE(text_attr(func, topi::kScheduleRulesAttr).find("multi-level tiling"),
-              std::string::npos)
-        << what << ": " << text_attr(func, topi::kScheduleRulesAttr);
+    EXPECT_NE(text_attr(func, topi::kScheduleRulesAttr).find(rule), std::string::npos)
+        << what << ": " << text_attr(func, topi::kScheduleRulesAttr) << "; refused "
+        << text_attr(func, topi::kScheduleRefusedAttr);
   }
 }
 
 void check_auto(const std::string& op, const std::vector<Tensor>& inputs, ir::Attrs call_attrs,
-                const std::string& what) {
+                const std::string& what, const std::string& rule = "multi-level tiling") {
   SCOPED_TRACE(what);
-  expect_auto(topi_test::op_function(op, inputs, call_attrs), what);
+  expect_auto(topi_test::op_function(op, inputs, call_attrs), what, rule);
   topi_test::check_op(op, inputs, call_attrs, kLongSum);
 }
 
@@ -176,7 +178,8 @@ TEST(AutoScheduleGrid, BatchMatmul) {
 // reference interpreter on the same text with the sizes written in.
 void check_symbolic(const std::string& text,
                     const std::vector<std::pair<std::string, int64_t>>& sizes,
-                    const std::vector<Ints>& input_shapes) {
+                    const std::vector<Ints>& input_shapes,
+                    const std::string& rule = "multi-level tiling") {
   std::string concrete = text;
   for (const auto& [name, value] : sizes) {
     for (size_t at = concrete.find(name); at != std::string::npos; at = concrete.find(name, at)) {
@@ -189,7 +192,7 @@ void check_symbolic(const std::string& text,
   }
   SCOPED_TRACE(concrete);
   ir::Function symbolic = topi_test::primitive_function(text);
-  expect_auto(symbolic, "symbolic group");
+  expect_auto(symbolic, "symbolic group", rule);
   ir::Function fixed = topi_test::primitive_function(concrete);
   std::vector<Tensor> inputs;
   for (size_t i = 0; i < input_shapes.size(); ++i) inputs.push_back(f32(input_shapes[i], 70 + i));
@@ -229,6 +232,61 @@ TEST(AutoScheduleGrid, SymbolicBatchAndLength) {
   })";
   for (auto [n, t] : {std::pair<int64_t, int64_t>{2, 41}, {1, 100}})
     check_symbolic(conv, {{"n", n}, {"t", t}}, {{n, 4, t}, {9, 4, 3}});
+}
+
+// Reductions along the input's contiguous axis. Sums, maxima, means and softmax over static
+// trailing axes come from their compute as a vector of partials per row (topi/reduce.cpp),
+// which parallel-vectorize takes; norms and anything symbolic take the cross-lane rule. The
+// lengths are drawn prime or odd, so the lanes rarely divide them.
+TEST(AutoScheduleGrid, RowReductions) {
+  Draw draw(7);
+  const std::string partials = "_partial: parallel-vectorize";
+  for (int64_t length : {37, 97, 256, 1009}) {
+    const int64_t rows = draw.pick({1, 3, 7});
+    const std::string shape = shape_text({rows, 5, length});
+    for (const char* op : {"sum", "max", "mean"})
+      check_auto(op, {f32({rows, 5, length}, 90)},
+                 attrs(op, Fields{{"axis", Ints{-1}}, {"keepdims", length % 2 == 1}}),
+                 std::string(op) + " over the last axis of " + shape, partials);
+    for (const char* op : {"nn.softmax", "nn.log_softmax"})
+      check_auto(op, {f32({rows, 5, length}, 91)}, attrs(op, Fields{{"axis", int64_t(-1)}}),
+                 std::string(op) + " " + shape, partials);
+    check_auto("nn.layer_norm", {f32({rows, 5, length}, 92), f32({length}, 93), f32({length}, 94)},
+               nullptr, "layer_norm " + shape, "cross-lane");
+  }
+  // A group's channels and plane are one contiguous row: fused, then split by the lanes.
+  for (const Ints& plane : {Ints{16, 16}, Ints{5, 41}, Ints{3, 64}, Ints{7, 7}}) {
+    const int64_t channels = draw.pick({4, 6, 12});
+    const Ints shape = {2, channels, plane[0], plane[1]};
+    check_auto("nn.group_norm", {f32(shape, 95), f32({channels}, 96), f32({channels}, 97)},
+               attrs("nn.group_norm", Fields{{"num_groups", int64_t(2)}}),
+               "group_norm " + shape_text(shape), "fused axes");
+    check_auto("nn.instance_norm", {f32(shape, 98), f32({channels}, 99), f32({channels}, 100)},
+               nullptr, "instance_norm " + shape_text(shape), "cross-lane");
+  }
+}
+
+// Reductions over a leading axis and poolings vectorize their output's contiguous axis; rows
+// too short for two vectors stay plain.
+TEST(AutoScheduleGrid, OtherReductionsAndPooling) {
+  check_auto("sum", {f32({3, 29, 67}, 100)}, attrs("sum", Fields{{"axis", Ints{1}}}),
+             "sum over a leading axis", "parallel-vectorize");
+  check_auto("max", {f32({9, 11, 5}, 101)}, attrs("max", Fields{{"axis", Ints{-1}}}),
+             "max over rows of 5", "parallel-vectorize");
+  check_auto("nn.global_avg_pool2d", {f32({2, 19, 7, 7}, 102)}, nullptr, "global_avg_pool2d",
+             "parallel-vectorize");
+}
+
+TEST(AutoScheduleGrid, SymbolicRowLength) {
+  const char* softmax = R"(fn (%x: Tensor[(n, 3, t), float32]) {
+    nn.softmax(%x, axis=-1)
+  })";
+  for (auto [n, t] : {std::pair<int64_t, int64_t>{2, 41}, {1, 100}, {3, 7}, {1, 1}})
+    check_symbolic(softmax, {{"n", n}, {"t", t}}, {{n, 3, t}}, "cross-lane");
+  const char* row_sum = R"(fn (%x: Tensor[(4, t), float32]) {
+    sum(%x, axis=[1])
+  })";
+  for (int64_t t : {1, 16, 33, 250}) check_symbolic(row_sum, {{"t", t}}, {{4, t}}, "cross-lane");
 }
 
 // The knob space is what tuning searches: points spread over a small case's space compile to

@@ -7,8 +7,8 @@
 // holds ResNet-18/50 built with them to ONNX Runtime's outputs within 1e-3 of
 // the largest output magnitude. DynamicBatchModelTest makes each network's batch a named
 // dynamic dim and requires one VM executable with every group compiled. At every opt level, no
-// kernel with a convolution, matmul or dense may run the generic schedule: each takes a target's
-// strategy or the auto-scheduler.
+// heavy kernel (a convolution, matmul, dense, pooling, reduction, softmax or normalization) may
+// run the generic schedule: each takes a target's strategy or the auto-scheduler.
 //
 // Each output must satisfy max|anvil - ort| <= 1e-4 * max|ort|: relative to
 // the largest magnitude rather than elementwise, because float32 kernels
@@ -71,25 +71,6 @@ OutputGap output_gap(const Tensor& got, const Tensor& want) {
     gap.max_magnitude = std::max(gap.max_magnitude, std::fabs(w));
   }
   return gap;
-}
-
-// The kernels of a compiled graph whose fused ops include a convolution, matmul or dense and
-// that ran the generic schedule ("<kernel> (<ops>): <schedule>"). Every one of them must take a
-// target's strategy or the auto-scheduler.
-std::vector<std::string> heavy_generic_kernels(const std::string& graph_json) {
-  const nlohmann::json graph = nlohmann::json::parse(graph_json);
-  std::vector<std::string> found;
-  for (const nlohmann::json& node : graph["nodes"]) {
-    if (!node.contains("attrs") || !node["attrs"].contains("fused_ops")) continue;
-    const std::string ops = node["attrs"]["fused_ops"].get<std::string>();
-    const std::string schedule =
-        node["attrs"].contains("schedule") ? node["attrs"]["schedule"].get<std::string>() : "";
-    bool heavy = false;
-    for (const char* op : {"conv", "dense", "matmul"}) heavy |= ops.find(op) != std::string::npos;
-    if (heavy && schedule.rfind("generic", 0) == 0)
-      found.push_back(node["name"].get<std::string>() + " (" + ops + "): " + schedule);
-  }
-  return found;
 }
 
 class ModelTest : public ::testing::TestWithParam<std::string> {};
@@ -195,7 +176,7 @@ TEST_P(CompiledModelTest, MatchesReferenceExecutor) {
   options.pass_context.opt_level = opt_level;
   driver::BuiltModule built = driver::build(model.mod, model.params, options);
   const double compile_s = seconds_since(start);
-  for (const std::string& kernel : heavy_generic_kernels(built.graph_json()))
+  for (const std::string& kernel : driver::heavy_generic_kernels(built.graph_json()))
     ADD_FAILURE() << name << " -O" << opt_level
                   << ": a heavy kernel ran the generic schedule: " << kernel;
   GraphExecutor executor = built.create_executor();

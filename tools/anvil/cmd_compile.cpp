@@ -23,25 +23,6 @@
 namespace anvil::cli {
 namespace {
 
-// The kernels of a graph package with a convolution, matmul or dense that run the generic
-// schedule: "<kernel> (<fused ops>)". There should be none (a target's strategy or the
-// auto-scheduler takes each); a compile that leaves some says so.
-std::vector<std::string> heavy_generic_kernels(const std::string& graph_json) {
-  std::vector<std::string> found;
-  const nlohmann::json graph = nlohmann::json::parse(graph_json, nullptr, false);
-  if (graph.is_discarded() || !graph.contains("nodes")) return found;
-  for (const nlohmann::json& node : graph["nodes"]) {
-    const nlohmann::json* attrs = node.contains("attrs") ? &node["attrs"] : nullptr;
-    if (!attrs || !attrs->contains("fused_ops") || !attrs->contains("schedule")) continue;
-    const std::string ops = (*attrs)["fused_ops"].get<std::string>();
-    bool heavy = false;
-    for (const char* op : {"conv", "dense", "matmul"}) heavy |= ops.find(op) != std::string::npos;
-    if (heavy && (*attrs)["schedule"].get<std::string>().rfind("generic", 0) == 0)
-      found.push_back(node["name"].get<std::string>() + " (" + ops + ")");
-  }
-  return found;
-}
-
 struct CompileOptions {
   std::string model;
   std::string workload;
@@ -161,9 +142,8 @@ void compile_model(const CompileOptions& options) {
   } else {
     driver::BuiltModule built = driver::build(mod, params, build_options);
     progress.finish();
-    for (const std::string& kernel : heavy_generic_kernels(built.graph_json()))
-      std::fprintf(stderr, "warning: %s runs the generic schedule (no strategy, nothing to tile)\n",
-                   kernel.c_str());
+    for (const std::string& kernel : driver::heavy_generic_kernels(built.graph_json()))
+      std::fprintf(stderr, "warning: %s is heavy and runs the generic schedule\n", kernel.c_str());
     built.export_library(options.output, options.cross_compiler);
     for (const std::string& format : options.dump_code) {
       if (format == "vm")

@@ -8,8 +8,12 @@
 //     spatial var vectorized along the output's contiguous axis and one unrolled across the
 //     operand it reuses, the reduction below the outer tiles, the leading outer tiles parallel
 //     and its elementwise consumers placed in the tile;
+//   - cross-lane reduction: a reduction along its input's contiguous axis (a row sum, a
+//     softmax's max, a group norm's statistics) keeps a vector of partial results per output
+//     element (rfactor), steps it with full-width loads and folds the lanes at the end;
 //   - parallel-vectorize: every other block gets parallel outer loops, a vectorized innermost
-//     loop and an unrolled loop above it.
+//     loop and an unrolled loop above it (a pooling or a reduction over a leading axis
+//     vectorizes its output's contiguous axis).
 // Every knob's default comes from a model of the host (vector width and registers, cache sizes
 // read from the machine, cores); the knobs form the search space `anvil tune` explores. The
 // machinery is target-neutral: a target passes its own HostModel, and a GPU target would add
@@ -62,16 +66,18 @@ struct AutoScheduleOptions {
 struct AutoScheduleResult {
   // "<block>: <rule and its parameters>", one per block scheduled, in order.
   std::vector<std::string> rules;
-  // False when no block has data reuse: the function is then left as it came (the caller's
-  // plain schedule serves it as well).
+  // True when a block with data reuse was tiled.
   bool tiled = false;
+  // False when no block has data reuse or reduces (an elementwise group): the function is then
+  // left as it came (the caller's plain schedule serves it as well).
+  bool scheduled = false;
 };
 
 // Schedules the function of sch (unscheduled, as lowering creates it) by the rules above.
 // Throws anvil::Error when config does not fit the function's space.
 AutoScheduleResult auto_schedule(tir::Schedule& sch, const AutoScheduleOptions& options);
 
-// The knobs of auto_schedule for this function (empty when no block has data reuse).
+// The knobs of auto_schedule for this function (empty when it would not schedule it).
 std::vector<topi::KnobSpace> auto_schedule_space(const tir::Schedule& sch,
                                                  const AutoScheduleOptions& options);
 

@@ -115,4 +115,11 @@ BuiltModule build(const ir::IRModule& mod,
                   const std::vector<std::pair<std::string, Tensor>>& params,
                   const BuildOptions& options = {});
 
+// The kernels of a graph package that do heavy work on the generic schedule: "<kernel> (<fused
+// ops>): <schedule>". A kernel is heavy when one of its ops reduces or has data reuse (fusion
+// pattern comm-reduce or out-elementwise-fusable: convolutions, matmuls, dense, pooling,
+// reductions, softmax) or is a normalization. There should be none: a target's strategy or the
+// auto-scheduler takes each, and `anvil compile` warns of any left.
+std::vector<std::string> heavy_generic_kernels(const std::string& graph_json);
+
 }  // namespace anvil::driver

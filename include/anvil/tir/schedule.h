@@ -97,6 +97,11 @@ class Schedule {
   // Splits a reduction block's init into its own block placed before loop.
   // Returns the init block.
   BlockRV decompose_reduction(const BlockRV& block, const LoopRV& loop);
+  // Factors a reduction along loop (bound to reduction variables only): a new block keeps one
+  // partial result per iteration of loop in a buffer of its own, and the block, under new
+  // loops after the nest, folds the partials into its output.
+  // The combiner (+ * max min) is reassociated. Returns the partial block ("<name>_rf").
+  BlockRV rfactor(const BlockRV& block, const LoopRV& loop);
   // Replaces the nest under loop with the registered intrinsic's implementation.
   void tensorize(const LoopRV& loop, const std::string& intrin_name);
 

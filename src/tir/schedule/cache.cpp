@@ -72,13 +72,7 @@ PrimFunc rebuild_scope(const PrimFunc& func, const BlockSite& site, const Block&
     if (i < old.size())
       statements.push_back(replace_stmts(old[i], {{site.realize.get(), new_realize}}));
   }
-  std::vector<Buffer> allocs = site.scope->alloc_buffers;
-  allocs.push_back(buffer);
-  const Block& scope = site.scope;
-  Block new_scope =
-      BlockNode::make(scope->iter_vars, scope->reads, scope->writes, scope->name,
-                      seq_stmt(std::move(statements)), scope->init, allocs, scope->annotations);
-  return replace_scope(func, scope, new_scope);
+  return replace_scope_body(func, site.scope, std::move(statements), buffer);
 }
 
 }  // namespace

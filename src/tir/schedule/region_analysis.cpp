@@ -378,6 +378,16 @@ Block with_body(const Block& block, Stmt body) {
                          std::move(body), block->init, block->alloc_buffers, block->annotations);
 }
 
+PrimFunc replace_scope_body(const PrimFunc& func, const Block& scope, std::vector<Stmt> body,
+                            const Buffer& buffer) {
+  std::vector<Buffer> allocs = scope->alloc_buffers;
+  allocs.push_back(buffer);
+  Block new_scope =
+      BlockNode::make(scope->iter_vars, scope->reads, scope->writes, scope->name,
+                      seq_stmt(std::move(body)), scope->init, allocs, scope->annotations);
+  return replace_scope(func, scope, new_scope);
+}
+
 PrimFunc drop_unused_allocation(const PrimFunc& func, const Buffer& buffer) {
   class Dropper : public Mutator {
    public:

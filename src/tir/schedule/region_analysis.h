@@ -63,6 +63,10 @@ Stmt replace_stmts(const Stmt& root, const std::unordered_map<const StmtNode*, S
 PrimFunc replace_scope(const PrimFunc& func, const Block& old_scope, const Block& new_scope);
 // block with a new body (other fields kept).
 Block with_body(const Block& block, Stmt body);
+// func with the scope block's body replaced by the statements given (in order) and buffer
+// allocated in it: a primitive that adds a block and its buffer (cache_read, rfactor).
+PrimFunc replace_scope_body(const PrimFunc& func, const Block& scope, std::vector<Stmt> body,
+                            const Buffer& buffer);
 // func with buffer removed from the alloc_buffers of the block allocating it
 // when nothing in that block uses it any more.
 PrimFunc drop_unused_allocation(const PrimFunc& func, const Buffer& buffer);

@@ -146,13 +146,22 @@ class Partitioner : public Mutator {
     return seq_stmt({mutate(main_loop), mutate(tail_loop)});
   }
 
+  // x < max(a, b) holds when x < a or x < b does (the analyzer bounds max(a, b) from below by
+  // neither alone).
+  bool proves(const PrimExpr& term) {
+    if (analyzer_.can_prove(term)) return true;
+    const auto* lt = as<LTNode>(term);
+    const auto* max = lt ? as<MaxNode>(lt->b) : nullptr;
+    return max && (proves(lt->a < max->a) || proves(lt->a < max->b));
+  }
+
   // True when every guard holds for var in [min, min + prefix) and all values of its inner loops.
   bool holds(const ForNode* node, const PrimExpr& prefix, const std::vector<Guard>& guards) {
     analyzer_.bind(node->loop_var, Range::from_min_extent(node->min, prefix));
     bool all = true;
     for (const Guard& g : guards) {
       for (const auto& [var, range] : g.inner_loops) analyzer_.bind(var, range);
-      for (const PrimExpr& term : g.on_var) all = all && analyzer_.can_prove(term);
+      for (const PrimExpr& term : g.on_var) all = all && proves(term);
       for (const auto& [var, range] : g.inner_loops) analyzer_.unbind(var);
       if (!all) break;
     }
@@ -201,8 +210,12 @@ class Partitioner : public Mutator {
     std::vector<Guard> guards = guards_on(node->body, node->loop_var.get());
     if (guards.empty()) return std::nullopt;
     DataType t = node->loop_var->dtype;
-    PrimExpr prefix =
-        analyzer_.simplify(floordiv(ceil->a - make_int(tile - 1, t), make_int(tile, t)));
+    PrimExpr bound = analyzer_.simplify(ceil->a - make_int(tile - 1, t));
+    // Tiles of a reduction over `max(n, 1)` steps (a split of the loop above): the full tiles
+    // of n run unguarded.
+    if (const auto* at_least_one = as<MaxNode>(bound); at_least_one && is_one(at_least_one->b))
+      bound = at_least_one->a;
+    PrimExpr prefix = analyzer_.simplify(floordiv(bound, make_int(tile, t)));
     if (!holds(node, prefix, guards)) return std::nullopt;
     return cut(node, guards, prefix);
   }

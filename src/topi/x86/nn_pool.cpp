@@ -23,7 +23,7 @@
 // A parallel launch wakes the other threads, which costs more than a small pool itself takes
 // (ResNet-18's global pool runs in 7 us on one thread; on a loaded machine its two-thread launch
 // waited 0.3 ms for the second thread), so pools of little work stay on the calling thread.
-// Other layouts fall back to the generic schedule.
+// Other layouts fall to the auto-scheduler (parallel-vectorize over the output's last axis).
 #include "topi/x86/nn_pool.h"
 
 #include <string>

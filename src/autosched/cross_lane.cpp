@@ -1,0 +1,107 @@
+#include "autosched/cross_lane.h"
+
+#include <algorithm>
+
+#include "anvil/autosched/block_util.h"
+#include "autosched/block_access.h"
+
+namespace anvil::autosched {
+
+using tir::BlockRV;
+using tir::LoopRV;
+using tir::Schedule;
+
+std::optional<CrossLanePlan> plan_cross_lane(const Schedule& sch, const std::string& name,
+                                             const HostModel& host, int64_t vectors) {
+  const tir::Block block = sch.get(sch.get_block(name));
+  const std::vector<tir::IterVar>& vars = block->iter_vars;
+  if (vars.empty() || vars.back().kind != tir::IterKind::Reduce) return std::nullopt;
+  const size_t inner = vars.size() - 1;
+  const std::vector<Access> accesses = block_accesses(*block, /*through_guards=*/true);
+  if (accesses.empty() || accesses[0].buffer->dtype.lanes != 1) return std::nullopt;
+  const int bits = std::max(8, int(accesses[0].buffer->dtype.bits));
+  const int64_t lanes = std::max(1, host.vector_bits / bits);
+  const Access* row = nullptr;
+  for (const Access& a : accesses)
+    if (!a.is_write && a.steps[inner] == std::optional<int64_t>(1)) row = &a;
+  if (!row) return std::nullopt;
+  // A spatial var with a full vector of contiguous output and loads serves a plain vector loop.
+  for (size_t v = 0; v < vars.size(); ++v) {
+    if (vars[v].kind != tir::IterKind::Spatial) continue;
+    const std::optional<int64_t> extent = tir::as_const_int(vars[v].dom.extent);
+    if (extent && *extent < lanes) continue;
+    bool all_contiguous = true;
+    for (const Access& a : accesses)
+      all_contiguous &=
+          a.steps[v] == std::optional<int64_t>(0) || a.steps[v] == std::optional<int64_t>(1);
+    if (all_contiguous && accesses[0].steps[v] == std::optional<int64_t>(1)) return std::nullopt;
+  }
+  // The row: the innermost reduction, and each reduction outside it whose step is the length
+  // of the row so far (static extents only).
+  CrossLanePlan plan;
+  std::optional<int64_t> length = tir::as_const_int(vars[inner].dom.extent);
+  for (size_t v = inner; length && v-- > 0;) {
+    const std::optional<int64_t> extent = tir::as_const_int(vars[v].dom.extent);
+    if (vars[v].kind != tir::IterKind::Reduce || !extent || row->steps[v] != length) break;
+    *length *= *extent;
+    ++plan.fused_vars;
+  }
+  if (length && *length < 2 * lanes) return std::nullopt;
+  // Enough partial vectors to cover the add latency, no more than the row fills.
+  if (vectors <= 0) vectors = !length ? 2 : *length >= 8 * lanes ? 4 : *length >= 4 * lanes ? 2 : 1;
+  plan.width = lanes * vectors;
+  return plan;
+}
+
+std::string apply_cross_lane(Schedule& sch, const std::string& name, const CrossLanePlan& plan,
+                             int64_t parallel_grain) {
+  const int64_t width = plan.width;
+  const BlockRV block = sch.get_block(name);
+  const tir::Block node = sch.get(block);
+  size_t num_spatial = 0;
+  for (const tir::IterVar& iv : node->iter_vars) num_spatial += iv.kind == tir::IterKind::Spatial;
+  const std::vector<LoopRV> loops = sch.get_loops(block);
+  if (loops.size() != node->iter_vars.size())
+    throw Error("cross-lane: block '" + name + "' has loops other than its iter vars'");
+  const std::vector<LoopRV> spatial(loops.begin(), loops.begin() + long(num_spatial));
+  const std::vector<LoopRV> reduce(loops.begin() + long(num_spatial), loops.end());
+
+  int64_t work = 1;
+  bool symbolic = false;
+  for (const LoopRV& loop : loops) {
+    const std::optional<int64_t> e = sch.loop_extent(loop);
+    symbolic |= !e;
+    work *= e.value_or(1);
+  }
+  if (symbolic) work = std::max(work, kMinParallelElements);
+
+  if (plan.fused_vars == 0 || plan.fused_vars > reduce.size())
+    throw Error("cross-lane: block '" + name + "' has fewer reductions than the plan fuses");
+  const std::vector<LoopRV> row_loops(reduce.end() - long(plan.fused_vars), reduce.end());
+  const LoopRV row = row_loops.size() == 1 ? row_loops[0] : sch.fuse(row_loops);
+  const std::vector<LoopRV> k = sch.split(row, {nullptr, tir::make_int(width)});
+  const BlockRV partial = sch.rfactor(block, k[1]);
+  if (!spatial.empty()) sch.reverse_compute_at(sch.get_block(name), spatial.back());
+  const bool outer_reduce = reduce.size() > plan.fused_vars;
+  const BlockRV init = sch.decompose_reduction(partial, outer_reduce ? reduce.front() : k[0]);
+  const std::vector<LoopRV> init_loops = sch.get_loops(init);
+  if (!init_loops.empty() && sch.loop_extent(init_loops.back()) == width)
+    sch.vectorize(init_loops.back());
+  sch.vectorize(k[1]);
+
+  std::string description = "cross-lane: " + std::to_string(width) + " partial lanes";
+  if (plan.fused_vars > 1)
+    description += " over " + std::to_string(plan.fused_vars) + " fused axes";
+  if (spatial.empty() || work < kMinParallelElements || parallel_grain <= 0) return description;
+  std::vector<LoopRV> to_fuse;
+  int64_t product = 1;
+  for (const LoopRV& loop : spatial) {
+    to_fuse.push_back(loop);
+    product *= sch.loop_extent(loop).value_or(16);
+    if (product >= parallel_grain) break;
+  }
+  sch.parallel(to_fuse.size() == 1 ? to_fuse[0] : sch.fuse(to_fuse));
+  return description + ", parallel";
+}
+
+}  // namespace anvil::autosched
