@@ -3,11 +3,13 @@
 // lower_primitive, i.e. with the schedule the compiler picks for it, and timed.
 //
 //   build/conv_bench [--threads 2] [--repeat 20] [--epilogue 1] [--print-ir]
+//                    [--config knob=value,...]   (the strategy's knobs; default: its heuristic)
 //                    [--layer C,H,W,O,K,stride,pad[,groups] ...]   (default: ResNet-50 layers)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -48,7 +50,8 @@ int64_t block_of(int64_t channels) {
 using bench::random_tensor;
 using bench::tensor_type;
 
-double run_layer(const Layer& l, int repeat, bool epilogue, bool print_ir, std::mt19937& rng) {
+double run_layer(const Layer& l, int repeat, bool epilogue, bool print_ir,
+                 const lower::KnobConfig* config, std::mt19937& rng) {
   const int64_t ib = block_of(l.channels), ob = block_of(l.out_channels);
   // Depthwise weights hold one input channel per group.
   const int64_t kernel_ib = l.groups > 1 ? 1 : ib;
@@ -81,7 +84,12 @@ double run_layer(const Layer& l, int repeat, bool epilogue, bool print_ir, std::
   ir::Function fn = mod.get_function("main");
 
   auto compile_start = std::chrono::steady_clock::now();
-  tir::PrimFunc scheduled = lower::lower_primitive(fn, "conv");
+  lower::LowerGroupOptions options;
+  if (config)
+    options.config_for = [config](const ir::Function&, const lower::LowerGroupOptions&) {
+      return config;
+    };
+  tir::PrimFunc scheduled = lower::lower_primitive(fn, "conv", options);
   if (print_ir) std::printf("%s\n", tir::print(scheduled).c_str());
   tir::PrimFunc func = tir::transform::lower(scheduled);
   Module module = codegen::jit_compile({func});
@@ -119,8 +127,22 @@ int main(int argc, char** argv) {
   int threads = 2, repeat = 20;
   bool epilogue = true, print_ir = false;
   std::vector<Layer> layers;
+  std::optional<lower::KnobConfig> config;
   for (int i = 1; i < argc; i += 2) {
     std::string flag = argv[i];
+    if (flag == "--config" && i + 1 < argc) {
+      config.emplace();
+      std::stringstream list(argv[i + 1]);
+      for (std::string item; std::getline(list, item, ',');) {
+        const size_t eq = item.find('=');
+        if (eq == std::string::npos) {
+          std::fprintf(stderr, "conv_bench: --config wants knob=value,...\n");
+          return 2;
+        }
+        (*config)[item.substr(0, eq)] = std::stoll(item.substr(eq + 1));
+      }
+      continue;
+    }
     if (flag == "--print-ir") {
       print_ir = true;
       --i;
@@ -159,7 +181,8 @@ int main(int argc, char** argv) {
     std::printf("conv2d NCHWc float32, batch 1, %d threads%s\n", threads,
                 epilogue ? ", bias + relu fused" : "");
     std::mt19937 rng(0);
-    for (const Layer& l : layers) run_layer(l, repeat, epilogue, print_ir, rng);
+    for (const Layer& l : layers)
+      run_layer(l, repeat, epilogue, print_ir, config ? &*config : nullptr, rng);
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "conv_bench: %s\n", e.what());

@@ -16,10 +16,12 @@ Each network is built from torch modules (random weights, seed 0, eval mode), ex
   - CNNs with dynamic height and width: torchvision's mobilenet_v2, resnet18 and mnasnet0_5
     exported with symbolic H and W at 224x224 and run at 200x288, a size they were not
     exported at (anvil compiles them for its VM).
-Timing and the three runtimes are bench/model_bench.py's helpers: anvil `compile -O3` and
+The audio encoder and UNet modules are tests/models/family_networks.py's (the model tests export
+small ones). Timing and the three runtimes are bench/model_bench.py's helpers: anvil `compile -O3` and
 `run --print-time`, ONNX Runtime and OpenVINO (f32) in this process, same threads, median.
 """
 import argparse
+import hashlib
 import json
 import subprocess
 import sys
@@ -27,6 +29,8 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+# The torch modules of the audio encoders and UNets, shared with the model tests.
+NETWORKS = ROOT / "tests" / "models" / "family_networks.py"
 sys.path.insert(0, str(ROOT / "bench"))
 import model_bench as mb  # noqa: E402
 
@@ -52,78 +56,8 @@ import json, sys, torch
 from torch import nn
 from torchvision import models
 from torchvision.models import video
-
-class AudioEncoder(nn.Module):
-    def __init__(self, dim):
-        super().__init__()
-        layers, previous = [], 1
-        for i, (kernel, stride) in enumerate([(10, 5), (3, 2), (3, 2), (3, 2), (3, 2), (2, 2),
-                                              (2, 2)]):
-            layers.append(nn.Conv1d(previous, dim, kernel, stride=stride, bias=False))
-            if i == 0:
-                layers.append(nn.GroupNorm(dim, dim))
-            layers.append(nn.GELU())
-            previous = dim
-        self.features = nn.Sequential(*layers)
-        self.position = nn.Conv1d(dim, dim, 31, padding=15, groups=16)
-        self.norm = nn.LayerNorm(dim)
-        self.project = nn.Linear(dim, 256)
-
-    def forward(self, x):
-        x = self.features(x)
-        x = x + nn.functional.gelu(self.position(x))
-        return self.project(self.norm(x.transpose(1, 2)))
-
-class ResBlock(nn.Module):
-    def __init__(self, cin, cout):
-        super().__init__()
-        self.body = nn.Sequential(nn.GroupNorm(8, cin), nn.SiLU(), nn.Conv2d(cin, cout, 3, padding=1),
-                                  nn.GroupNorm(8, cout), nn.SiLU(), nn.Conv2d(cout, cout, 3, padding=1))
-        self.skip = nn.Conv2d(cin, cout, 1) if cin != cout else nn.Identity()
-
-    def forward(self, x):
-        return self.skip(x) + self.body(x)
-
-class Attention(nn.Module):
-    def __init__(self, dim, heads=4):
-        super().__init__()
-        self.heads = heads
-        self.norm = nn.GroupNorm(8, dim)
-        self.qkv = nn.Linear(dim, 3 * dim)
-        self.out = nn.Linear(dim, dim)
-
-    def forward(self, x):
-        n, c, h, w = x.shape
-        t = self.norm(x).flatten(2).transpose(1, 2)
-        q, k, v = self.qkv(t).reshape(n, h * w, 3, self.heads, c // self.heads).permute(2, 0, 3, 1, 4)
-        a = torch.softmax(q @ k.transpose(-1, -2) / (c // self.heads) ** 0.5, dim=-1)
-        t = self.out((a @ v).transpose(1, 2).reshape(n, h * w, c))
-        return x + t.transpose(1, 2).reshape(n, c, h, w)
-
-class UNet(nn.Module):
-    def __init__(self, base):
-        super().__init__()
-        c1, c2, c3 = base, base * 2, base * 4
-        self.stem = nn.Conv2d(4, c1, 3, padding=1)
-        self.down1 = ResBlock(c1, c1)
-        self.pool1 = nn.Conv2d(c1, c1, 3, stride=2, padding=1)
-        self.down2 = ResBlock(c1, c2)
-        self.pool2 = nn.Conv2d(c2, c2, 3, stride=2, padding=1)
-        self.mid = ResBlock(c2, c3)
-        self.attn = Attention(c3)
-        self.up2 = nn.ConvTranspose2d(c3, c2, 4, stride=2, padding=1)
-        self.dec2 = ResBlock(c2 * 2, c2)
-        self.up1 = nn.ConvTranspose2d(c2, c1, 4, stride=2, padding=1)
-        self.dec1 = ResBlock(c1 * 2, c1)
-        self.out = nn.Sequential(nn.GroupNorm(8, c1), nn.SiLU(), nn.Conv2d(c1, 4, 3, padding=1))
-
-    def forward(self, x):
-        x1 = self.down1(self.stem(x))
-        x2 = self.down2(self.pool1(x1))
-        m = self.attn(self.mid(self.pool2(x2)))
-        y2 = self.dec2(torch.cat([self.up2(m), x2], 1))
-        y1 = self.dec1(torch.cat([self.up1(y2), x1], 1))
-        return self.out(y1)
+sys.path.insert(0, json.loads(sys.argv[1])["networks"])
+from family_networks import AudioEncoder, UNet
 
 spec = json.loads(sys.argv[1])
 torch.manual_seed(0)
@@ -141,7 +75,8 @@ def export(name, cache):
     onnx_path = cache / f"{name}.onnx"
     inputs = cache / f"{name}.input.npz"
     spec = {"builder": builder, "shape": shape, "dynamic": dynamic, "path": str(onnx_path),
-            "export": EXPORT}
+            "export": EXPORT, "networks": str(NETWORKS.parent),
+            "networks_sha256": hashlib.sha256(NETWORKS.read_bytes()).hexdigest()}
     stamp = cache / f"{name}.stamp"
     if not (onnx_path.exists() and inputs.exists() and stamp.exists()
             and stamp.read_text() == json.dumps(spec)):

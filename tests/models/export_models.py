@@ -1,4 +1,5 @@
-"""Exports the torchvision models of the model tests to ONNX, once, into a cache.
+"""Exports the torchvision models of the model tests (and the small networks of
+family_networks.py) to ONNX, once, into a cache.
 
     .venv/bin/python tests/models/export_models.py [--build-dir DIR] [MODEL ...]
 
@@ -40,8 +41,12 @@ RECURRENT_MODELS = ["lstm_classifier", "gru_speech", "gru_decoder_step"]
 # Attention, SkipLayerNormalization, BiasGelu); its expected outputs are ONNX Runtime's on the
 # model before optimization.
 TRANSFORMER_MODELS = ["bert_ort_optimized"]
+# Small networks of families the compiler was not built for (family_networks.py): an audio
+# encoder (Conv1d stack, GroupNorm), a 3-D video ResNet and a UNet (GroupNorm, ConvTranspose2d,
+# attention).
+NETWORK_MODELS = ["audio_tiny", "video_tiny", "unet_tiny"]
 MODELS = ["resnet18", "mobilenet_v2", "squeezenet1_1", "efficientnet_b0", "vit_b_16", "resnet50",
-          *INT8_MODELS, *RECURRENT_MODELS, *TRANSFORMER_MODELS]
+          *INT8_MODELS, *RECURRENT_MODELS, *TRANSFORMER_MODELS, *NETWORK_MODELS]
 # Further network families, exported on request (bench/model_bench.py): grouped convolutions
 # (ResNeXt, RegNet), channel shuffles (ShuffleNet), squeeze-and-excitation (MobileNetV3,
 # EfficientNet, RegNetY), dense concatenation (DenseNet), windowed attention (Swin) and
@@ -84,7 +89,7 @@ def stamp_text():
     import torch
     import torchvision
 
-    script = Path(__file__).read_bytes()
+    script = Path(__file__).read_bytes() + (Path(__file__).parent / "family_networks.py").read_bytes()
     return json.dumps(
         {
             "script_sha256": hashlib.sha256(script).hexdigest(),
@@ -467,10 +472,37 @@ def export_transformer(name, out, stamp):
     finish(name, out, stamp, "exported and optimized", start)
 
 
+def export_network(name, out, stamp):
+    import numpy as np
+    import torch
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import family_networks
+
+    if cached(name, out, stamp):
+        return
+    start = time.monotonic()
+    torch.manual_seed(SEED)
+    builder, shape = family_networks.NETWORKS[name]
+    model = builder().eval()
+    onnx_path = out / f"{name}.onnx"
+    with torch.no_grad():
+        write_atomically(onnx_path, lambda tmp: torch.onnx.export(
+            model, torch.zeros(shape), tmp, opset_version=OPSET, input_names=[INPUT_NAME],
+            output_names=["output"]))
+    feeds = {INPUT_NAME: np.random.RandomState(SEED).standard_normal(shape).astype(np.float32)}
+    outputs = run_onnxruntime(onnx_path, feeds)
+    save_npz(out / f"{name}.input.npz", feeds)
+    save_npz(out / f"{name}.expected.npz", {f"output_{i}": o for i, o in enumerate(outputs)})
+    finish(name, out, stamp, "exported", start)
+
+
 def export_one(name, out, stamp):
     import numpy as np
     import onnx
 
+    if name in NETWORK_MODELS:
+        return export_network(name, out, stamp)
     if name in INT8_MODELS:
         return export_int8(name, out, stamp)
     if name in RECURRENT_MODELS:

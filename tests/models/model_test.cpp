@@ -1,4 +1,5 @@
-// Model tests: torchvision networks (and three recurrent ones) exported to ONNX by export_models.py
+// Model tests: torchvision networks (three recurrent ones, and small audio, video and UNet
+// networks of family_networks.py) exported to ONNX by export_models.py
 // (random weights, seed 0) run through the importer and the reference
 // executor, and are compared with ONNX Runtime's outputs on the same input.
 // Then each is compiled at opt levels 0-3 and run by the graph executor; its
@@ -374,6 +375,23 @@ INSTANTIATE_TEST_SUITE_P(Torchvision, ModelTest,
                                            "gru_speech", "gru_decoder_step"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return info.param;
+                         });
+
+// Small networks of families nobody tuned for (family_networks.py): a Conv1d audio encoder with
+// GroupNorm, a 3-D video ResNet, a UNet with GroupNorm, transposed convolutions and attention.
+INSTANTIATE_TEST_SUITE_P(Families, ModelTest,
+                         ::testing::Values("audio_tiny", "video_tiny", "unet_tiny"),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
+
+INSTANTIATE_TEST_SUITE_P(Families, CompiledModelTest,
+                         ::testing::Combine(::testing::Values("audio_tiny", "video_tiny",
+                                                              "unet_tiny"),
+                                            ::testing::Values(0, 1, 2, 3)),
+                         [](const ::testing::TestParamInfo<std::tuple<std::string, int>>& info) {
+                           return std::get<0>(info.param) + "_O" +
+                                  std::to_string(std::get<1>(info.param));
                          });
 
 }  // namespace
