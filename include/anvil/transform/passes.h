@@ -80,6 +80,16 @@ ir::IRModule alter_op_layout(const ir::IRModule& mod, int vector_lanes,
                              std::vector<std::string>* remarks = nullptr,
                              const std::vector<std::string>& strategy_keys = {});
 
+// Each nn.conv1d (NCW, OIW, groups 1, at least 8 input and output channels, constant weight)
+// becomes squeeze(nn.conv2d(expand_dims(x, 2), expand_dims(w, 2))) over a single row, for the
+// target's blocked conv2d strategy.
+ir::IRModule conv1d_as_conv2d(const ir::IRModule& mod);
+
+// Each nn.conv3d (NCDHW, OIDHW, groups 1, at least 8 input and output channels, static shapes,
+// constant weight) becomes a sum over its depth taps of nn.conv2d over the depth slices each tap
+// reads, batched (transpose, strided_slice, reshape around them).
+ir::IRModule conv3d_as_conv2d(const ir::IRModule& mod);
+
 // Each NCHW nn.conv2d with dilation whose taps fall wholly in the padding for whole bands of
 // output rows or columns (static shapes), where that saves at least a third of its
 // multiply-adds, becomes one convolution per region (row band x column band) with only the
