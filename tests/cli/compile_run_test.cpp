@@ -237,6 +237,19 @@ TEST_F(CliCompileRun, ProfileListsKernelsWithFusedOpsAndSumsToTheRun) {
   }
   EXPECT_GE(rows, 10) << r.out;
   EXPECT_GE(with_gflops, 10) << r.out;
+  // Each rate as a share of the machine's measured FP32 peak on the run's threads, which the
+  // table states; no kernel runs above it by more than the peak's own measurement noise.
+  std::regex peak("\npeak: ([0-9.]+) GFLOP/s \\(FP32, measured on [0-9]+ threads\\)\n");
+  ASSERT_TRUE(std::regex_search(r.out, m, peak)) << r.out;
+  EXPECT_GT(std::stod(m[1]), 0) << r.out;
+  std::regex share(" ([0-9.]+)%\n");
+  int shares = 0;
+  for (auto it = std::sregex_iterator(r.out.begin(), r.out.end(), share);
+       it != std::sregex_iterator(); ++it) {
+    EXPECT_LE(std::stod((*it)[1]), 150.0) << r.out;
+    ++shares;
+  }
+  EXPECT_GE(shares, 10) << r.out;
   // Then each kernel's schedule strategy: the convolutions' is the x86 one.
   size_t schedules = r.out.find("\nschedules:\n");
   ASSERT_NE(schedules, std::string::npos) << r.out;

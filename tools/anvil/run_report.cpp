@@ -5,6 +5,8 @@
 #include <numeric>
 #include <string>
 
+#include "anvil/runtime/thread_pool.h"
+
 namespace anvil::cli {
 namespace {
 
@@ -52,23 +54,30 @@ void print_top(const Tensor& output, int n) {
                 values[size_t(order[i])]);
 }
 
-void print_profile(const std::vector<KernelProfile>& rows, double run_ms) {
+void print_profile(const std::vector<KernelProfile>& rows, double run_ms, double peak_gflops) {
   double kernels_ms = 0;
   for (const KernelProfile& row : rows) kernels_ms += row.mean_ms;
-  std::printf("%-40s %-36s %10s %8s %9s\n", "kernel", "fused ops", "mean (ms)", "percent",
-              "GFLOP/s");
+  std::printf("%-40s %-36s %10s %8s %9s %7s\n", "kernel", "fused ops", "mean (ms)", "percent",
+              "GFLOP/s", "% peak");
   for (const KernelProfile& row : rows) {
     std::string ops = row.fused_ops.empty() ? "-" : row.fused_ops;
     if (ops.size() > 36) ops = ops.substr(0, 33) + "...";
-    std::string gflops = "-";
+    std::string gflops = "-", share = "-";
     if (row.flops > 0 && row.mean_ms > 0) {
+      const double rate = double(row.flops) / (row.mean_ms * 1e6);
       char buffer[32];
-      std::snprintf(buffer, sizeof buffer, "%.1f", double(row.flops) / (row.mean_ms * 1e6));
+      std::snprintf(buffer, sizeof buffer, "%.1f", rate);
       gflops = buffer;
+      if (peak_gflops > 0) {
+        std::snprintf(buffer, sizeof buffer, "%.1f%%", 100.0 * rate / peak_gflops);
+        share = buffer;
+      }
     }
-    std::printf("%-40s %-36s %10.4f %7.2f%% %9s\n", row.node_name.c_str(), ops.c_str(), row.mean_ms,
-                row.percent, gflops.c_str());
+    std::printf("%-40s %-36s %10.4f %7.2f%% %9s %7s\n", row.node_name.c_str(), ops.c_str(),
+                row.mean_ms, row.percent, gflops.c_str(), share.c_str());
   }
+  if (peak_gflops > 0)
+    std::printf("peak: %.1f GFLOP/s (FP32, measured on %d threads)\n", peak_gflops, num_threads());
   std::printf("kernels: %.4f ms of a %.4f ms run (%.1f%%)\n", kernels_ms, run_ms,
               run_ms > 0 ? 100.0 * kernels_ms / run_ms : 0.0);
   // Which schedule strategy compiled each kernel, and why a strategy declined, in the same

@@ -19,7 +19,9 @@ void print_top(const Tensor& output, int n);
 
 // One row per kernel (name, fused ops, mean ms, share, GFLOP/s), slowest first, then the sum
 // of the kernel times against the measured whole-run time.
-void print_profile(const std::vector<KernelProfile>& rows, double run_ms);
+// peak_gflops: the machine's measured FP32 peak on the run's threads (0: not measured), for the
+// "% peak" column.
+void print_profile(const std::vector<KernelProfile>& rows, double run_ms, double peak_gflops);
 
 // "1.5 KiB", "12.3 MiB": bytes in binary units, one decimal (whole bytes below 1 KiB).
 std::string binary_bytes(int64_t bytes);
