@@ -27,47 +27,35 @@ ir::Expr expand_dims(const ir::Expr& x, int64_t axis) {
   return ir::call_op("expand_dims", {x}, ir::make_op_attrs("expand_dims", {{"axis", axis}}));
 }
 
-class Conv1dLifter : public detail::TypedMutator {
- public:
-  ir::Expr mutate_Call(const ir::CallNode* node, const ir::Expr& self) override {
-    ir::Expr rewritten = detail::TypedMutator::mutate_Call(node, self);
-    const auto* call = ir::as<ir::CallNode>(rewritten);
-    if (!call || !ir::op_call(rewritten, "nn.conv1d")) return rewritten;
-    std::optional<ir::Expr> lifted = lift(*call);
-    return lifted ? *lifted : rewritten;
-  }
-
- private:
-  static std::optional<ir::Expr> lift(const ir::CallNode& call) {
-    const auto& a = detail::attrs_or_default<ir::Conv1DAttrs>(call);
-    if (a.data_layout != "NCW" || a.kernel_layout != "OIW" ||
-        !(a.out_layout.empty() || a.out_layout == "NCW") || a.groups != 1)
-      return std::nullopt;
-    std::optional<std::vector<int64_t>> w = ir::static_shape(call.args[1]);
-    if (!w || w->size() != 3 || (*w)[0] < kMinChannels || (*w)[1] < kMinChannels ||
-        !ir::constant_data(call.args[1]))
-      return std::nullopt;
-    const std::vector<int64_t> pad = ir::nn::expand_padding(a.padding, 1);
-    auto attrs = ir::make_attrs<ir::Conv2DAttrs>();
-    attrs->strides = {1, ir::nn::spatial_attr(a.strides, 1, "strides", 1)[0]};
-    attrs->padding = {0, pad[0], 0, pad[1]};
-    attrs->dilation = {1, ir::nn::spatial_attr(a.dilation, 1, "dilation", 1)[0]};
-    attrs->groups = 1;
-    attrs->channels = a.channels;
-    if (!a.kernel_size.empty()) attrs->kernel_size = {1, a.kernel_size[0]};
-    attrs->out_dtype = a.out_dtype;
-    ir::Expr conv =
-        ir::call_op("nn.conv2d", {expand_dims(call.args[0], 2), expand_dims(call.args[1], 2)},
-                    ir::Attrs(attrs));
-    return ir::call_op("squeeze", {conv},
-                       ir::make_op_attrs("squeeze", {{"axis", std::vector<int64_t>{2}}}));
-  }
-};
+std::optional<ir::Expr> lift(const ir::CallNode& call) {
+  const auto& a = detail::attrs_or_default<ir::Conv1DAttrs>(call);
+  if (a.data_layout != "NCW" || a.kernel_layout != "OIW" ||
+      !(a.out_layout.empty() || a.out_layout == "NCW") || a.groups != 1)
+    return std::nullopt;
+  std::optional<std::vector<int64_t>> w = ir::static_shape(call.args[1]);
+  if (!w || w->size() != 3 || (*w)[0] < kMinChannels || (*w)[1] < kMinChannels ||
+      !ir::constant_data(call.args[1]))
+    return std::nullopt;
+  const std::vector<int64_t> pad = ir::nn::expand_padding(a.padding, 1);
+  auto attrs = ir::make_attrs<ir::Conv2DAttrs>();
+  attrs->strides = {1, ir::nn::spatial_attr(a.strides, 1, "strides", 1)[0]};
+  attrs->padding = {0, pad[0], 0, pad[1]};
+  attrs->dilation = {1, ir::nn::spatial_attr(a.dilation, 1, "dilation", 1)[0]};
+  attrs->groups = 1;
+  attrs->channels = a.channels;
+  if (!a.kernel_size.empty()) attrs->kernel_size = {1, a.kernel_size[0]};
+  attrs->out_dtype = a.out_dtype;
+  ir::Expr conv = ir::call_op(
+      "nn.conv2d", {expand_dims(call.args[0], 2), expand_dims(call.args[1], 2)}, ir::Attrs(attrs));
+  return ir::call_op("squeeze", {conv},
+                     ir::make_op_attrs("squeeze", {{"axis", std::vector<int64_t>{2}}}));
+}
 
 }  // namespace
 
 ir::IRModule conv1d_as_conv2d(const ir::IRModule& mod) {
-  return detail::mutate_graph_functions(mod, [] { return Conv1dLifter(); });
+  return detail::rewrite_op_calls(
+      mod, "nn.conv1d", [](const ir::CallNode& call, const ir::Expr&) { return lift(call); });
 }
 
 }  // namespace anvil::transform

@@ -50,71 +50,59 @@ Tensor depth_tap(const Tensor& w, int64_t tap) {
   return out;
 }
 
-class Conv3dSplitter : public detail::TypedMutator {
- public:
-  ir::Expr mutate_Call(const ir::CallNode* node, const ir::Expr& self) override {
-    ir::Expr rewritten = detail::TypedMutator::mutate_Call(node, self);
-    const auto* call = ir::as<ir::CallNode>(rewritten);
-    if (!call || !ir::op_call(rewritten, "nn.conv3d")) return rewritten;
-    std::optional<ir::Expr> split = split_taps(*call, self);
-    return split ? *split : rewritten;
-  }
+std::optional<ir::Expr> split_taps(const ir::CallNode& call, const ir::Expr& self) {
+  const auto& a = detail::attrs_or_default<ir::Conv3DAttrs>(call);
+  if (a.data_layout != "NCDHW" || a.kernel_layout != "OIDHW" ||
+      !(a.out_layout.empty() || a.out_layout == "NCDHW") || a.groups != 1 ||
+      (a.out_dtype && a.out_dtype != ir::tensor_dtype(call.args[0])))
+    return std::nullopt;
+  const Tensor* weight = ir::constant_data(call.args[1]);
+  std::optional<std::vector<int64_t>> in = ir::static_shape(call.args[0]);
+  std::optional<std::vector<int64_t>> out = ir::static_shape(self);
+  if (!weight || !in || !out || in->size() != 5 || out->size() != 5) return std::nullopt;
+  const std::vector<int64_t> w = weight->shape_vector();
+  if (w.size() != 5 || w[0] < kMinChannels || w[1] < kMinChannels) return std::nullopt;
+  const std::vector<int64_t> strides = ir::nn::spatial_attr(a.strides, 3, "strides", 1);
+  const std::vector<int64_t> dilation = ir::nn::spatial_attr(a.dilation, 3, "dilation", 1);
+  const std::vector<int64_t> pad = ir::nn::expand_padding(a.padding, 3);
+  const int64_t n = (*in)[0], channels = (*in)[1], height = (*in)[3], width = (*in)[4];
+  const int64_t out_depth = (*out)[2];
 
- private:
-  static std::optional<ir::Expr> split_taps(const ir::CallNode& call, const ir::Expr& self) {
-    const auto& a = detail::attrs_or_default<ir::Conv3DAttrs>(call);
-    if (a.data_layout != "NCDHW" || a.kernel_layout != "OIDHW" ||
-        !(a.out_layout.empty() || a.out_layout == "NCDHW") || a.groups != 1 ||
-        (a.out_dtype && a.out_dtype != ir::tensor_dtype(call.args[0])))
-      return std::nullopt;
-    const Tensor* weight = ir::constant_data(call.args[1]);
-    std::optional<std::vector<int64_t>> in = ir::static_shape(call.args[0]);
-    std::optional<std::vector<int64_t>> out = ir::static_shape(self);
-    if (!weight || !in || !out || in->size() != 5 || out->size() != 5) return std::nullopt;
-    const std::vector<int64_t> w = weight->shape_vector();
-    if (w.size() != 5 || w[0] < kMinChannels || w[1] < kMinChannels) return std::nullopt;
-    const std::vector<int64_t> strides = ir::nn::spatial_attr(a.strides, 3, "strides", 1);
-    const std::vector<int64_t> dilation = ir::nn::spatial_attr(a.dilation, 3, "dilation", 1);
-    const std::vector<int64_t> pad = ir::nn::expand_padding(a.padding, 3);
-    const int64_t n = (*in)[0], channels = (*in)[1], height = (*in)[3], width = (*in)[4];
-    const int64_t out_depth = (*out)[2];
-
-    ir::Expr x = call.args[0];
-    if (pad[0] > 0 || pad[3] > 0) {
-      auto pad_attrs = ir::make_op_attrs(
-          "nn.pad", {{"pad_width", std::vector<int64_t>{0, 0, 0, 0, pad[0], pad[3], 0, 0, 0, 0}}});
-      x = ir::call_op("nn.pad", {x, ir::scalar_constant(0, weight->dtype())}, pad_attrs);
-    }
-    x = transpose(x, {0, 2, 1, 3, 4});
-    ir::Expr sum;
-    for (int64_t tap = 0; tap < w[2]; ++tap) {
-      const int64_t begin = tap * dilation[0];
-      const int64_t end = begin + (out_depth - 1) * strides[0] + 1;
-      auto slice_attrs =
-          ir::make_op_attrs("strided_slice", {{"begin", std::vector<int64_t>{begin}},
-                                              {"end", std::vector<int64_t>{end}},
-                                              {"strides", std::vector<int64_t>{strides[0]}},
-                                              {"axes", std::vector<int64_t>{1}}});
-      ir::Expr slices = reshape(ir::call_op("strided_slice", {x}, slice_attrs),
-                                {n * out_depth, channels, height, width});
-      auto attrs = ir::make_attrs<ir::Conv2DAttrs>();
-      attrs->strides = {strides[1], strides[2]};
-      attrs->padding = {pad[1], pad[2], pad[4], pad[5]};
-      attrs->dilation = {dilation[1], dilation[2]};
-      attrs->channels = w[0];
-      attrs->kernel_size = {w[3], w[4]};
-      ir::Expr conv = ir::call_op(
-          "nn.conv2d", {slices, ir::ConstantNode::make(depth_tap(*weight, tap))}, ir::Attrs(attrs));
-      sum = sum ? ir::Expr(ir::call_op("add", {sum, conv})) : conv;
-    }
-    return transpose(reshape(sum, {n, out_depth, w[0], (*out)[3], (*out)[4]}), {0, 2, 1, 3, 4});
+  ir::Expr x = call.args[0];
+  if (pad[0] > 0 || pad[3] > 0) {
+    auto pad_attrs = ir::make_op_attrs(
+        "nn.pad", {{"pad_width", std::vector<int64_t>{0, 0, 0, 0, pad[0], pad[3], 0, 0, 0, 0}}});
+    x = ir::call_op("nn.pad", {x, ir::scalar_constant(0, weight->dtype())}, pad_attrs);
   }
-};
+  x = transpose(x, {0, 2, 1, 3, 4});
+  ir::Expr sum;
+  for (int64_t tap = 0; tap < w[2]; ++tap) {
+    const int64_t begin = tap * dilation[0];
+    const int64_t end = begin + (out_depth - 1) * strides[0] + 1;
+    auto slice_attrs =
+        ir::make_op_attrs("strided_slice", {{"begin", std::vector<int64_t>{begin}},
+                                            {"end", std::vector<int64_t>{end}},
+                                            {"strides", std::vector<int64_t>{strides[0]}},
+                                            {"axes", std::vector<int64_t>{1}}});
+    ir::Expr slices = reshape(ir::call_op("strided_slice", {x}, slice_attrs),
+                              {n * out_depth, channels, height, width});
+    auto attrs = ir::make_attrs<ir::Conv2DAttrs>();
+    attrs->strides = {strides[1], strides[2]};
+    attrs->padding = {pad[1], pad[2], pad[4], pad[5]};
+    attrs->dilation = {dilation[1], dilation[2]};
+    attrs->channels = w[0];
+    attrs->kernel_size = {w[3], w[4]};
+    ir::Expr conv = ir::call_op(
+        "nn.conv2d", {slices, ir::ConstantNode::make(depth_tap(*weight, tap))}, ir::Attrs(attrs));
+    sum = sum ? ir::Expr(ir::call_op("add", {sum, conv})) : conv;
+  }
+  return transpose(reshape(sum, {n, out_depth, w[0], (*out)[3], (*out)[4]}), {0, 2, 1, 3, 4});
+}
 
 }  // namespace
 
 ir::IRModule conv3d_as_conv2d(const ir::IRModule& mod) {
-  return detail::mutate_graph_functions(mod, [] { return Conv3dSplitter(); });
+  return detail::rewrite_op_calls(mod, "nn.conv3d", split_taps);
 }
 
 }  // namespace anvil::transform

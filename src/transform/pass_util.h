@@ -4,9 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <string>
 #include <unordered_map>
 
+#include "anvil/ir/builder.h"
 #include "anvil/ir/functor.h"
 #include "anvil/ir/infer_type.h"
 #include "anvil/ir/ir.h"
@@ -45,6 +48,33 @@ ir::IRModule mutate_graph_functions(const ir::IRModule& mod, MakeMutator make_mu
     result.add(name, ir::BaseFunc(fn));
   }
   return ir::infer_type(result);
+}
+
+// A rewrite of one op's calls: given the call with its arguments already rewritten and the
+// original expression (whose checked_type holds the call's type), the replacement, or nullopt
+// to keep the call.
+using CallRewrite =
+    std::function<std::optional<ir::Expr>(const ir::CallNode& call, const ir::Expr& original)>;
+
+// Rewrites every call of `op` in the module's graph functions, innermost first, by `rewrite`
+// (SplitDilatedConv, Conv1dAsConv2d, Conv3dAsConv2d, WinogradConv2D), keeping types.
+inline ir::IRModule rewrite_op_calls(const ir::IRModule& mod, std::string op, CallRewrite rewrite) {
+  class Rewriter : public TypedMutator {
+   public:
+    Rewriter(const std::string& op, const CallRewrite& rewrite) : op_(op), rewrite_(rewrite) {}
+    ir::Expr mutate_Call(const ir::CallNode* node, const ir::Expr& self) override {
+      ir::Expr rewritten = TypedMutator::mutate_Call(node, self);
+      const auto* call = ir::as<ir::CallNode>(rewritten);
+      if (!call || !ir::op_call(rewritten, op_)) return rewritten;
+      std::optional<ir::Expr> replaced = rewrite_(*call, self);
+      return replaced ? *replaced : rewritten;
+    }
+
+   private:
+    const std::string& op_;
+    const CallRewrite& rewrite_;
+  };
+  return mutate_graph_functions(mod, [&] { return Rewriter(op, rewrite); });
 }
 
 // The attrs of an op call as T, the op's defaults when the call carries none.

@@ -95,75 +95,62 @@ Tensor weight_taps(const Tensor& w, const Band& rows, const Band& cols) {
   return out;
 }
 
-class DilatedConvSplitter : public detail::TypedMutator {
- public:
-  ir::Expr mutate_Call(const ir::CallNode* node, const ir::Expr& self) override {
-    ir::Expr rewritten = detail::TypedMutator::mutate_Call(node, self);
-    const auto* call = ir::as<ir::CallNode>(rewritten);
-    if (!call || !ir::op_call(rewritten, "nn.conv2d")) return rewritten;
-    std::optional<ir::Expr> split = rewrite(*call, self);
-    return split ? *split : rewritten;
-  }
+std::optional<ir::Expr> split_regions(const ir::CallNode& call, const ir::Expr& self) {
+  const auto& a = detail::attrs_or_default<ir::Conv2DAttrs>(call);
+  if (a.data_layout != "NCHW" || a.kernel_layout != "OIHW" ||
+      !(a.out_layout.empty() || a.out_layout == "NCHW"))
+    return std::nullopt;
+  std::vector<int64_t> dilation = ir::nn::spatial_attr(a.dilation, 2, "dilation", 1);
+  if (dilation[0] == 1 && dilation[1] == 1) return std::nullopt;
+  std::vector<int64_t> strides = ir::nn::spatial_attr(a.strides, 2, "strides", 1);
+  std::vector<int64_t> pad = ir::nn::expand_padding(a.padding, 2);
+  std::optional<std::vector<int64_t>> in = static_shape(call.args[0]);
+  std::optional<std::vector<int64_t>> ws = static_shape(call.args[1]);
+  std::optional<std::vector<int64_t>> out = static_shape(self);
+  if (!in || !ws || !out || in->size() != 4 || ws->size() != 4 || out->size() != 4)
+    return std::nullopt;
+  std::vector<Band> rows = bands((*in)[2], (*out)[2], (*ws)[2], strides[0], dilation[0], pad[0]);
+  std::vector<Band> cols = bands((*in)[3], (*out)[3], (*ws)[3], strides[1], dilation[1], pad[1]);
+  if (rows.empty() || cols.empty()) return std::nullopt;
+  int64_t kept = 0;
+  for (const Band& r : rows)
+    for (const Band& c : cols) kept += (r.end - r.begin) * r.taps() * (c.end - c.begin) * c.taps();
+  const int64_t whole = (*out)[2] * (*out)[3] * (*ws)[2] * (*ws)[3];
+  if (kept * 3 > whole * 2) return std::nullopt;
 
- private:
-  static std::optional<ir::Expr> rewrite(const ir::CallNode& call, const ir::Expr& self) {
-    const auto& a = detail::attrs_or_default<ir::Conv2DAttrs>(call);
-    if (a.data_layout != "NCHW" || a.kernel_layout != "OIHW" ||
-        !(a.out_layout.empty() || a.out_layout == "NCHW"))
-      return std::nullopt;
-    std::vector<int64_t> dilation = ir::nn::spatial_attr(a.dilation, 2, "dilation", 1);
-    if (dilation[0] == 1 && dilation[1] == 1) return std::nullopt;
-    std::vector<int64_t> strides = ir::nn::spatial_attr(a.strides, 2, "strides", 1);
-    std::vector<int64_t> pad = ir::nn::expand_padding(a.padding, 2);
-    std::optional<std::vector<int64_t>> in = static_shape(call.args[0]);
-    std::optional<std::vector<int64_t>> ws = static_shape(call.args[1]);
-    std::optional<std::vector<int64_t>> out = static_shape(self);
-    if (!in || !ws || !out || in->size() != 4 || ws->size() != 4 || out->size() != 4)
-      return std::nullopt;
-    std::vector<Band> rows = bands((*in)[2], (*out)[2], (*ws)[2], strides[0], dilation[0], pad[0]);
-    std::vector<Band> cols = bands((*in)[3], (*out)[3], (*ws)[3], strides[1], dilation[1], pad[1]);
-    if (rows.empty() || cols.empty()) return std::nullopt;
-    int64_t kept = 0;
-    for (const Band& r : rows)
-      for (const Band& c : cols)
-        kept += (r.end - r.begin) * r.taps() * (c.end - c.begin) * c.taps();
-    const int64_t whole = (*out)[2] * (*out)[3] * (*ws)[2] * (*ws)[3];
-    if (kept * 3 > whole * 2) return std::nullopt;
-
-    const Tensor* weight = constant_data(call.args[1]);
-    std::vector<ir::Expr> row_parts;
-    for (const Band& r : rows) {
-      std::vector<ir::Expr> parts;
-      for (const Band& c : cols) {
-        // The input the region reads: from its first output's first valid tap to its last
-        // output's last valid tap, all inside the input.
-        const int64_t h0 = r.begin * strides[0] - pad[0] + r.first_tap * dilation[0];
-        const int64_t h1 = (r.end - 1) * strides[0] - pad[0] + r.last_tap * dilation[0] + 1;
-        const int64_t w0 = c.begin * strides[1] - pad[1] + c.first_tap * dilation[1];
-        const int64_t w1 = (c.end - 1) * strides[1] - pad[1] + c.last_tap * dilation[1] + 1;
-        ir::Expr data = ir::slice_axes(call.args[0], {h0, w0}, {h1, w1}, {2, 3});
-        ir::Expr taps = weight ? ir::Expr(ir::ConstantNode::make(weight_taps(*weight, r, c)))
-                               : ir::slice_axes(call.args[1], {r.first_tap, c.first_tap},
-                                                {r.last_tap + 1, c.last_tap + 1}, {2, 3});
-        Ref<ir::AttrsNode> attrs =
-            call.attrs ? call.attrs->clone() : call.op()->def->default_attrs->clone();
-        attrs->set_field("padding", std::vector<int64_t>{0, 0, 0, 0});
-        attrs->set_field("kernel_size", std::vector<int64_t>{r.taps(), c.taps()});
-        // One tap along an axis reads no second input position: no dilation there.
-        attrs->set_field("dilation", std::vector<int64_t>{r.taps() == 1 ? 1 : dilation[0],
-                                                          c.taps() == 1 ? 1 : dilation[1]});
-        parts.push_back(ir::CallNode::make(call.callee, {data, taps}, ir::Attrs(attrs)));
-      }
-      row_parts.push_back(concatenate(std::move(parts), 3));
+  const Tensor* weight = constant_data(call.args[1]);
+  std::vector<ir::Expr> row_parts;
+  for (const Band& r : rows) {
+    std::vector<ir::Expr> parts;
+    for (const Band& c : cols) {
+      // The input the region reads: from its first output's first valid tap to its last
+      // output's last valid tap, all inside the input.
+      const int64_t h0 = r.begin * strides[0] - pad[0] + r.first_tap * dilation[0];
+      const int64_t h1 = (r.end - 1) * strides[0] - pad[0] + r.last_tap * dilation[0] + 1;
+      const int64_t w0 = c.begin * strides[1] - pad[1] + c.first_tap * dilation[1];
+      const int64_t w1 = (c.end - 1) * strides[1] - pad[1] + c.last_tap * dilation[1] + 1;
+      ir::Expr data = ir::slice_axes(call.args[0], {h0, w0}, {h1, w1}, {2, 3});
+      ir::Expr taps = weight ? ir::Expr(ir::ConstantNode::make(weight_taps(*weight, r, c)))
+                             : ir::slice_axes(call.args[1], {r.first_tap, c.first_tap},
+                                              {r.last_tap + 1, c.last_tap + 1}, {2, 3});
+      Ref<ir::AttrsNode> attrs =
+          call.attrs ? call.attrs->clone() : call.op()->def->default_attrs->clone();
+      attrs->set_field("padding", std::vector<int64_t>{0, 0, 0, 0});
+      attrs->set_field("kernel_size", std::vector<int64_t>{r.taps(), c.taps()});
+      // One tap along an axis reads no second input position: no dilation there.
+      attrs->set_field("dilation", std::vector<int64_t>{r.taps() == 1 ? 1 : dilation[0],
+                                                        c.taps() == 1 ? 1 : dilation[1]});
+      parts.push_back(ir::CallNode::make(call.callee, {data, taps}, ir::Attrs(attrs)));
     }
-    return concatenate(std::move(row_parts), 2);
+    row_parts.push_back(concatenate(std::move(parts), 3));
   }
-};
+  return concatenate(std::move(row_parts), 2);
+}
 
 }  // namespace
 
 ir::IRModule split_dilated_conv(const ir::IRModule& mod) {
-  return detail::mutate_graph_functions(mod, [] { return DilatedConvSplitter(); });
+  return detail::rewrite_op_calls(mod, "nn.conv2d", split_regions);
 }
 
 }  // namespace anvil::transform

@@ -36,59 +36,47 @@ bool pays_off(int64_t in_channels, int64_t out_channels, int64_t out_h, int64_t 
   return true;
 }
 
-class WinogradRewriter : public detail::TypedMutator {
- public:
-  ir::Expr mutate_Call(const ir::CallNode* node, const ir::Expr& self) override {
-    ir::Expr rewritten = detail::TypedMutator::mutate_Call(node, self);
-    const auto* call = ir::as<ir::CallNode>(rewritten);
-    if (!call || !ir::op_call(rewritten, "nn.contrib_conv2d_NCHWc")) return rewritten;
-    std::optional<ir::Expr> winograd = rewrite(*call, self);
-    return winograd ? *winograd : rewritten;
-  }
+std::optional<ir::Expr> to_winograd(const ir::CallNode& call, const ir::Expr& self) {
+  const auto& a = detail::attrs_or_default<ir::Conv2DAttrs>(call);
+  const std::vector<int64_t> dilation =
+      a.dilation.empty() ? std::vector<int64_t>{1, 1} : a.dilation;
+  if (a.groups != 1 || a.strides != std::vector<int64_t>{1, 1} || dilation.size() != 2 ||
+      dilation[0] < 1 || dilation[1] < 1)
+    return std::nullopt;
+  if (a.out_dtype && *a.out_dtype != DataType::float32()) return std::nullopt;
+  const Tensor* weight = constant_data(call.args[1]);
+  std::optional<std::vector<int64_t>> data = static_shape(call.args[0]);
+  std::optional<std::vector<int64_t>> out = static_shape(self);
+  std::optional<DataType> dtype = ir::tensor_dtype(call.args[0]);
+  if (!weight || weight->dtype() != DataType::float32() || weight->ndim() != 6 || !data ||
+      data->size() != 5 || !out || out->size() != 5 || dtype != DataType::float32())
+    return std::nullopt;
+  // The weight is (O/ob, I/ib, 3, 3, ib, ob), and its layout must say so: OIHW{ib}i{ob}o.
+  std::vector<int64_t> ws = weight->shape_vector();
+  const int64_t ib = ws[4], ob = ws[5];
+  if (a.kernel_layout != "OIHW" + std::to_string(ib) + "i" + std::to_string(ob) + "o" ||
+      ws[2] != 3 || ws[3] != 3 || (*data)[4] != ib || (*out)[4] != ob)
+    return std::nullopt;
+  if (!pays_off(ws[1] * ws[4], ws[0] * ws[5], (*out)[2], (*out)[3], dilation[0], dilation[1]))
+    return std::nullopt;
 
- private:
-  static std::optional<ir::Expr> rewrite(const ir::CallNode& call, const ir::Expr& self) {
-    const auto& a = detail::attrs_or_default<ir::Conv2DAttrs>(call);
-    const std::vector<int64_t> dilation =
-        a.dilation.empty() ? std::vector<int64_t>{1, 1} : a.dilation;
-    if (a.groups != 1 || a.strides != std::vector<int64_t>{1, 1} || dilation.size() != 2 ||
-        dilation[0] < 1 || dilation[1] < 1)
-      return std::nullopt;
-    if (a.out_dtype && *a.out_dtype != DataType::float32()) return std::nullopt;
-    const Tensor* weight = constant_data(call.args[1]);
-    std::optional<std::vector<int64_t>> data = static_shape(call.args[0]);
-    std::optional<std::vector<int64_t>> out = static_shape(self);
-    std::optional<DataType> dtype = ir::tensor_dtype(call.args[0]);
-    if (!weight || weight->dtype() != DataType::float32() || weight->ndim() != 6 || !data ||
-        data->size() != 5 || !out || out->size() != 5 || dtype != DataType::float32())
-      return std::nullopt;
-    // The weight is (O/ob, I/ib, 3, 3, ib, ob), and its layout must say so: OIHW{ib}i{ob}o.
-    std::vector<int64_t> ws = weight->shape_vector();
-    const int64_t ib = ws[4], ob = ws[5];
-    if (a.kernel_layout != "OIHW" + std::to_string(ib) + "i" + std::to_string(ob) + "o" ||
-        ws[2] != 3 || ws[3] != 3 || (*data)[4] != ib || (*out)[4] != ob)
-      return std::nullopt;
-    if (!pays_off(ws[1] * ws[4], ws[0] * ws[5], (*out)[2], (*out)[3], dilation[0], dilation[1]))
-      return std::nullopt;
-
-    auto attrs = ir::make_attrs<ir::Conv2DAttrs>();
-    attrs->padding = a.padding;
-    if (dilation != std::vector<int64_t>{1, 1}) attrs->dilation = dilation;
-    attrs->channels = a.channels;
-    attrs->kernel_size = {3, 3};
-    attrs->data_layout = a.data_layout;
-    attrs->kernel_layout = "HWOI" + std::to_string(ob) + "o";
-    attrs->out_layout = a.out_layout;
-    attrs->out_dtype = a.out_dtype;
-    ir::Expr u = ir::ConstantNode::make(winograd::transform_weight(*weight));
-    return ir::call_op("nn.contrib_conv2d_winograd_NCHWc", {call.args[0], u}, ir::Attrs(attrs));
-  }
-};
+  auto attrs = ir::make_attrs<ir::Conv2DAttrs>();
+  attrs->padding = a.padding;
+  if (dilation != std::vector<int64_t>{1, 1}) attrs->dilation = dilation;
+  attrs->channels = a.channels;
+  attrs->kernel_size = {3, 3};
+  attrs->data_layout = a.data_layout;
+  attrs->kernel_layout = "HWOI" + std::to_string(ob) + "o";
+  attrs->out_layout = a.out_layout;
+  attrs->out_dtype = a.out_dtype;
+  ir::Expr u = ir::ConstantNode::make(winograd::transform_weight(*weight));
+  return ir::call_op("nn.contrib_conv2d_winograd_NCHWc", {call.args[0], u}, ir::Attrs(attrs));
+}
 
 }  // namespace
 
 ir::IRModule winograd_conv2d(const ir::IRModule& mod) {
-  return detail::mutate_graph_functions(mod, [] { return WinogradRewriter(); });
+  return detail::rewrite_op_calls(mod, "nn.contrib_conv2d_NCHWc", to_winograd);
 }
 
 }  // namespace anvil::transform
