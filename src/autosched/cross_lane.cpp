@@ -50,6 +50,7 @@ std::optional<CrossLanePlan> plan_cross_lane(const Schedule& sch, const std::str
   // Enough partial vectors to cover the add latency, no more than the row fills.
   if (vectors <= 0) vectors = !length ? 2 : *length >= 8 * lanes ? 4 : *length >= 4 * lanes ? 2 : 1;
   plan.width = lanes * vectors;
+  plan.lanes = lanes;
   return plan;
 }
 
@@ -88,6 +89,19 @@ std::string apply_cross_lane(Schedule& sch, const std::string& name, const Cross
   if (!init_loops.empty() && sch.loop_extent(init_loops.back()) == width)
     sch.vectorize(init_loops.back());
   sch.vectorize(k[1]);
+  // A fold of several machine vectors adds them as vectors first (rfactor once more, by one
+  // vector's lanes), so that only one vector's lanes fold one by one: for a row of 197 and
+  // four vectors of 16, 3 vector adds and 16 scalar ones instead of 64 scalar ones.
+  if (width > plan.lanes && plan.lanes > 1 && width % plan.lanes == 0)
+    sch.try_apply("fold " + name + " by vectors", [&](Schedule& s) {
+      const LoopRV fold_lane = s.get_loops(s.get_block(name)).back();
+      const std::vector<LoopRV> parts = s.split(fold_lane, {nullptr, tir::make_int(plan.lanes)});
+      const BlockRV vectors = s.rfactor(s.get_block(name), parts[1]);
+      if (!spatial.empty()) s.reverse_compute_at(s.get_block(name), spatial.back());
+      const BlockRV vectors_init = s.decompose_reduction(vectors, parts[0]);
+      s.vectorize(s.get_loops(vectors_init).back());
+      s.vectorize(parts[1]);
+    });
 
   std::string description = "cross-lane: " + std::to_string(width) + " partial lanes";
   if (plan.fused_vars > 1)

@@ -13,6 +13,7 @@ namespace anvil::autosched {
 
 struct CrossLanePlan {
   int64_t width = 0;      // lanes of the partial vector
+  int64_t lanes = 0;      // lanes of one machine vector
   size_t fused_vars = 1;  // trailing reduction vars that form one contiguous row
 };
 
@@ -26,8 +27,10 @@ std::optional<CrossLanePlan> plan_cross_lane(const tir::Schedule& sch, const std
                                              const HostModel& host, int64_t vectors);
 
 // Fuses the row's reductions, splits them by the width, factors the lanes out, folds them
-// under the last spatial loop and makes the spatial loops parallel (up to parallel_grain
-// iterations fused). Returns the rule's description; throws anvil::Error when a step is refused.
+// under the last spatial loop (a partial vector of several machine vectors first adds its
+// vectors, then folds one vector's lanes) and makes the spatial loops parallel (up to
+// parallel_grain iterations fused). Returns the rule's description; throws anvil::Error when a step
+// is refused.
 std::string apply_cross_lane(tir::Schedule& sch, const std::string& block,
                              const CrossLanePlan& plan, int64_t parallel_grain);
 
