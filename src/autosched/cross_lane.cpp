@@ -4,6 +4,7 @@
 
 #include "anvil/autosched/block_util.h"
 #include "autosched/block_access.h"
+#include "autosched/parallel_loops.h"
 
 namespace anvil::autosched {
 
@@ -67,14 +68,7 @@ std::string apply_cross_lane(Schedule& sch, const std::string& name, const Cross
   const std::vector<LoopRV> spatial(loops.begin(), loops.begin() + long(num_spatial));
   const std::vector<LoopRV> reduce(loops.begin() + long(num_spatial), loops.end());
 
-  int64_t work = 1;
-  bool symbolic = false;
-  for (const LoopRV& loop : loops) {
-    const std::optional<int64_t> e = sch.loop_extent(loop);
-    symbolic |= !e;
-    work *= e.value_or(1);
-  }
-  if (symbolic) work = std::max(work, kMinParallelElements);
+  const bool threads = worth_threads(sch, loops);
 
   if (plan.fused_vars == 0 || plan.fused_vars > reduce.size())
     throw Error("cross-lane: block '" + name + "' has fewer reductions than the plan fuses");
@@ -106,15 +100,8 @@ std::string apply_cross_lane(Schedule& sch, const std::string& name, const Cross
   std::string description = "cross-lane: " + std::to_string(width) + " partial lanes";
   if (plan.fused_vars > 1)
     description += " over " + std::to_string(plan.fused_vars) + " fused axes";
-  if (spatial.empty() || work < kMinParallelElements || parallel_grain <= 0) return description;
-  std::vector<LoopRV> to_fuse;
-  int64_t product = 1;
-  for (const LoopRV& loop : spatial) {
-    to_fuse.push_back(loop);
-    product *= sch.loop_extent(loop).value_or(16);
-    if (product >= parallel_grain) break;
-  }
-  sch.parallel(to_fuse.size() == 1 ? to_fuse[0] : sch.fuse(to_fuse));
+  if (spatial.empty() || !threads || parallel_grain <= 0) return description;
+  fuse_parallel(sch, parallel_prefix(sch, spatial, parallel_grain).loops);
   return description + ", parallel";
 }
 

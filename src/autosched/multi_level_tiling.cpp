@@ -15,6 +15,7 @@
 #include "anvil/support/str_cat.h"
 #include "anvil/tir/arith.h"
 #include "autosched/block_access.h"
+#include "autosched/parallel_loops.h"
 
 namespace anvil::autosched {
 namespace {
@@ -248,18 +249,13 @@ std::string apply_tiling(Schedule& sch, const TilePlan& plan, const TileKnobs& k
   sch.reorder(order);
 
   // Parallel over the leading outer tiles, fused up to the grain (a size variable counts 16).
-  std::vector<LoopRV> to_fuse;
-  int64_t product = 1;
-  for (size_t i = 0; i < parallel_candidates; ++i) {
-    const LoopRV& loop = outer[i];
-    if (product >= knobs.parallel_grain) break;
-    to_fuse.push_back(loop);
-    product *= sch.loop_extent(loop).value_or(16);
-  }
+  const ParallelPrefix prefix = parallel_prefix(
+      sch, std::vector<LoopRV>(outer.begin(), outer.begin() + long(parallel_candidates)),
+      knobs.parallel_grain);
+  const std::vector<LoopRV>& to_fuse = prefix.loops;
   std::optional<LoopRV> placed_under = outer.empty() ? std::nullopt : std::optional(outer.back());
-  if (!to_fuse.empty() && product > 1) {
-    LoopRV fused = to_fuse.size() == 1 ? to_fuse[0] : sch.fuse(to_fuse);
-    sch.parallel(fused);
+  if (!to_fuse.empty() && prefix.iterations > 1) {
+    LoopRV fused = fuse_parallel(sch, to_fuse);
     if (to_fuse.size() == outer.size()) placed_under = fused;
   }
 

@@ -6,6 +6,7 @@
 #include "anvil/autosched/auto_schedule.h"
 #include "anvil/autosched/block_util.h"
 #include "autosched/block_access.h"
+#include "autosched/parallel_loops.h"
 
 namespace anvil::autosched {
 namespace {
@@ -67,17 +68,10 @@ void parallel_vectorize(Schedule& sch, const std::string& name, int vector_bits,
   std::vector<LoopRV> spatial(loops.begin(), loops.begin() + num_spatial);
   std::vector<LoopRV> reduce(loops.begin() + num_spatial, loops.end());
 
-  // The work of the block: its output elements times the length of its reduction. A loop over
-  // a size variable (a batch, a sequence) is taken to be long enough to be worth threads.
-  int64_t total = 1;
-  bool symbolic = false;
-  for (const LoopRV& loop : spatial) {
-    std::optional<int64_t> e = sch.loop_extent(loop);
-    symbolic |= !e;
-    total *= e.value_or(1);
-  }
-  for (const LoopRV& loop : reduce) total *= sch.loop_extent(loop).value_or(1);
-  if (symbolic) total = std::max(total, kMinParallelElements);
+  // The work of the block: its output elements times the length of its reduction.
+  int64_t reduce_length = 1;
+  for (const LoopRV& loop : reduce) reduce_length *= sch.loop_extent(loop).value_or(1);
+  const bool threads = worth_threads(sch, spatial, reduce_length);
 
   // Vectorize the innermost spatial loop; under a reduction it moves below the reduce loops
   // and the init is split off first, so the update is a vector multiply-accumulate.
@@ -130,14 +124,8 @@ void parallel_vectorize(Schedule& sch, const std::string& name, int vector_bits,
   if (outer_of_inner && leading.empty()) leading.push_back(*outer_of_inner);
   // Fuse only as many leading loops as needed for a few tasks per thread.
   std::vector<LoopRV> to_fuse;
-  if (total >= kMinParallelElements && knobs.parallel_grain > 0) {
-    int64_t product = 1;
-    for (const LoopRV& loop : leading) {
-      to_fuse.push_back(loop);
-      product *= sch.loop_extent(loop).value_or(16);
-      if (product >= knobs.parallel_grain) break;
-    }
-  }
+  if (threads && knobs.parallel_grain > 0)
+    to_fuse = parallel_prefix(sch, leading, knobs.parallel_grain).loops;
   // Unroll the serial loop right above the vector (the innermost loop when scalar), in
   // elementwise blocks only: under a reduction that loop is outside the reduction, and
   // unrolling it would copy the whole reduction.
@@ -157,10 +145,7 @@ void parallel_vectorize(Schedule& sch, const std::string& name, int vector_bits,
       });
   }
   if (to_fuse.empty()) return;
-  sch.try_apply("parallel " + name, [&](Schedule& s) {
-    LoopRV fused = to_fuse.size() == 1 ? to_fuse[0] : s.fuse(to_fuse);
-    s.parallel(fused);
-  });
+  sch.try_apply("parallel " + name, [&](Schedule& s) { fuse_parallel(s, to_fuse); });
 }
 
 }  // namespace anvil::autosched
