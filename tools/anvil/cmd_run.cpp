@@ -156,8 +156,11 @@ void print_executor_profile(const RunOptions& options, Executor& executor) {
   if (!options.profile) return;
   double run_ms = 0;
   std::vector<KernelProfile> rows = executor.profile(options.repeat, &run_ms);
-  // The share of the machine's FP32 peak on the run's threads (about 0.2 s to measure).
-  const double peak = analysis::measure_peak_flops(512, num_threads()).gflops;
+  // The share of the machine's FP32 peak on the run's threads (about 0.2 s to measure), when a
+  // row has a rate to compare (the VM's rows have none).
+  const bool rates =
+      std::any_of(rows.begin(), rows.end(), [](const KernelProfile& row) { return row.flops > 0; });
+  const double peak = rates ? analysis::measure_peak_flops(512, num_threads()).gflops : 0.0;
   print_profile(rows, run_ms, peak);
 }
 
