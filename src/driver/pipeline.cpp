@@ -56,8 +56,6 @@ std::vector<Pass> passes_before_fusion(int vector_lanes,
       pass("SplitDilatedConv", 3, transform::split_dilated_conv),
       pass("Conv1dAsConv2d", 3, transform::conv1d_as_conv2d),
       pass("Conv3dAsConv2d", 3, transform::conv3d_as_conv2d),
-      // Folds the new axis of Conv1dAsConv2d's constant weights before the layout pass packs them.
-      pass("FoldConstant", 3, [](const ir::IRModule& m) { return transform::fold_constant(m); }),
       Pass{"AlterOpLayout", 3,
            [vector_lanes, strategy_keys](const ir::IRModule& m, const PassContext& ctx) {
              std::vector<std::string> remarks;

@@ -81,7 +81,7 @@ ir::IRModule alter_op_layout(const ir::IRModule& mod, int vector_lanes,
                              const std::vector<std::string>& strategy_keys = {});
 
 // Each nn.conv1d (NCW, OIW, groups 1, at least 8 input and output channels, constant weight)
-// becomes squeeze(nn.conv2d(expand_dims(x, 2), expand_dims(w, 2))) over a single row, for the
+// becomes squeeze(nn.conv2d(expand_dims(x, 2), w viewed as OI1W)) over a single row, for the
 // target's blocked conv2d strategy.
 ir::IRModule conv1d_as_conv2d(const ir::IRModule& mod);
 
