@@ -15,16 +15,6 @@ namespace {
 
 constexpr const char* kPrimitive = "decompose_reduction";
 
-// The position of loop_var among the loops above the block; throws when the
-// loop does not exist or is not above the block.
-size_t position_of(const PrimFunc& func, const sched::BlockLocation& where, const Var& loop_var) {
-  for (size_t k = 0; k < where.loops.size(); ++k)
-    if (where.loops[k]->loop_var.get() == loop_var.get()) return k;
-  sched::find_loop(func, loop_var, kPrimitive);  // throws when there is no such loop
-  throw_error(kPrimitive, ": loop '", loop_var->name, "' is not an ancestor of block '",
-              where.block->name, "'");
-}
-
 // The first reduction variable of block whose value uses var, or null.
 const IterVar* reduce_var_using(const BlockRealize& realize, const Var& var) {
   const Block& block = realize->block;
@@ -44,7 +34,7 @@ BlockRV Schedule::decompose_reduction(const BlockRV& block_rv, const LoopRV& loo
     throw_error(kPrimitive, ": block '", block->name,
                 "' has no init, so it is not a reduction block");
   if (!loop_rv.var) throw_error(kPrimitive, ": the loop is not set");
-  size_t pos = position_of(func_, where, loop_rv.var);
+  size_t pos = sched::loop_position(func_, where.loops, loop_rv.var, where.block->name, kPrimitive);
   for (const IterVar& iv : block->iter_vars)
     if (iv.kind == IterKind::Opaque)
       throw_error(kPrimitive, ": block '", block->name, "' has opaque iteration variable '",

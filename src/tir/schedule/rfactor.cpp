@@ -113,14 +113,7 @@ BlockRV Schedule::rfactor(const BlockRV& block_rv, const LoopRV& loop_rv) {
                 "' is not one store out[i] = combine(out[i], value) with combine one of + * max "
                 "min");
   if (!loop_rv.var) throw_error(kPrimitive, ": the loop is not set");
-  size_t pos = site.loops.size();
-  for (size_t k = 0; k < site.loops.size(); ++k)
-    if (site.loops[k]->loop_var.get() == loop_rv.var.get()) pos = k;
-  if (pos == site.loops.size()) {
-    find_loop(func_, loop_rv.var, kPrimitive);  // throws when there is no such loop
-    throw_error(kPrimitive, ": loop '", loop_rv.var->name, "' is not above block '", block->name,
-                "'");
-  }
+  const size_t pos = sched::loop_position(func_, site.loops, loop_rv.var, block->name, kPrimitive);
   const For& loop = site.loops[pos];
 
   // The loops the reduction variables are bound to. Each becomes a variable of the partial

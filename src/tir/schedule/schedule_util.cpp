@@ -141,6 +141,14 @@ LoopLocation find_loop(const PrimFunc& func, const Var& loop_var, std::string_vi
   return found;
 }
 
+size_t loop_position(const PrimFunc& func, const std::vector<For>& loops, const Var& loop_var,
+                     const std::string& block, std::string_view primitive) {
+  for (size_t k = 0; k < loops.size(); ++k)
+    if (loops[k]->loop_var.get() == loop_var.get()) return k;
+  find_loop(func, loop_var, primitive);  // throws when there is no such loop
+  throw_error(primitive, ": loop '", loop_var->name, "' is not an ancestor of block '", block, "'");
+}
+
 BlockRealize root_realize(const PrimFunc& func) {
   const auto* realize = as<BlockRealizeNode>(func->body);
   ANVIL_ICHECK(realize && realize->block->iter_vars.empty(), "function '", function_name(func),

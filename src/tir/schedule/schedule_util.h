@@ -42,6 +42,11 @@ BlockLocation find_block(const PrimFunc& func, const std::string& name, std::str
 // The loop over loop_var; throws anvil::Error "<primitive>: no loop 'i' in function 'f'"
 // (also when loop_var is null).
 LoopLocation find_loop(const PrimFunc& func, const Var& loop_var, std::string_view primitive);
+// The position of loop_var among the loops above a block (outermost first); throws
+// "<primitive>: no loop ..." when there is no such loop, "<primitive>: loop 'k' is not an
+// ancestor of block 'b'" when it is elsewhere.
+size_t loop_position(const PrimFunc& func, const std::vector<For>& loops, const Var& loop_var,
+                     const std::string& block, std::string_view primitive);
 // The BlockRealize of the root block (the function's body in scheduled form).
 BlockRealize root_realize(const PrimFunc& func);
 
