@@ -56,6 +56,7 @@ std::vector<Pass> passes_before_fusion(int vector_lanes,
       pass("SplitDilatedConv", 3, transform::split_dilated_conv),
       pass("Conv1dAsConv2d", 3, transform::conv1d_as_conv2d),
       pass("Conv3dAsConv2d", 3, transform::conv3d_as_conv2d),
+      pass("SinkTransposes", 3, transform::sink_transposes),
       Pass{"AlterOpLayout", 3,
            [vector_lanes, strategy_keys](const ir::IRModule& m, const PassContext& ctx) {
              std::vector<std::string> remarks;

@@ -90,6 +90,11 @@ ir::IRModule conv1d_as_conv2d(const ir::IRModule& mod);
 // reads, batched (transpose, strided_slice, reshape around them).
 ir::IRModule conv3d_as_conv2d(const ir::IRModule& mod);
 
+// Transposes move below the elementwise ops (constant operands laid out anew) and pads that
+// read them, and pairs that meet cancel. A function keeps the rewrite only when it then
+// transposes fewer elements.
+ir::IRModule sink_transposes(const ir::IRModule& mod);
+
 // Each NCHW nn.conv2d with dilation whose taps fall wholly in the padding for whole bands of
 // output rows or columns (static shapes), where that saves at least a third of its
 // multiply-adds, becomes one convolution per region (row band x column band) with only the
