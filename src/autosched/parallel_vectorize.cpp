@@ -15,12 +15,11 @@ using tir::BlockRV;
 using tir::LoopRV;
 using tir::Schedule;
 
-// The index of the block's last spatial iter var.
-size_t last_spatial_index(const tir::BlockNode& block) {
-  size_t last = 0;
+// The index among the block's iter vars of its k-th spatial one.
+size_t spatial_iter_index(const tir::BlockNode& block, size_t k) {
   for (size_t i = 0; i < block.iter_vars.size(); ++i)
-    if (block.iter_vars[i].kind == tir::IterKind::Spatial) last = i;
-  return last;
+    if (block.iter_vars[i].kind == tir::IterKind::Spatial && k-- == 0) return i;
+  return block.iter_vars.size() - 1;
 }
 
 int spatial_count(const tir::BlockNode& block) {
@@ -74,8 +73,15 @@ void parallel_vectorize(Schedule& sch, const std::string& name, int vector_bits,
   const bool threads = worth_threads(sch, spatial, reduce_length);
 
   // Vectorize the innermost spatial loop; under a reduction it moves below the reduce loops
-  // and the init is split off first, so the update is a vector multiply-accumulate.
-  LoopRV inner = spatial.back();
+  // and the init is split off first, so the update is a vector multiply-accumulate. Trailing
+  // loops of one iteration (a layout transform into NCHW1c, a [N, C, 1, 1] result) do not
+  // count: the loop above them is the innermost, otherwise that loop would be fused into the
+  // parallel loop, one element per iteration, with a division per element where the extents
+  // are symbolic.
+  size_t inner_position = spatial.size() - 1;
+  if (!reduces)
+    while (inner_position > 0 && sch.loop_extent(spatial[inner_position]) == 1) --inner_position;
+  LoopRV inner = spatial[inner_position];
   std::optional<LoopRV> outer_of_inner;
   const std::optional<int64_t> known = sch.loop_extent(inner);
   int64_t extent = known.value_or(0);
@@ -85,15 +91,15 @@ void parallel_vectorize(Schedule& sch, const std::string& name, int vector_bits,
   // guard-free loop of their own when the loop above the vector is serial (below a leading
   // parallel loop).
   const int64_t full_width = std::max<int64_t>(1, vector_bits / std::max(bits, 8));
-  if (knobs.vectorize && width == 1 && (extent > full_width || !known) && num_spatial >= 2)
+  if (knobs.vectorize && width == 1 && (extent > full_width || !known) && inner_position >= 1)
     width = full_width;
   // A short innermost loop that gathers (a transform into a blocked layout) is unrolled instead
   // of made a short vector of gathered lanes: the loop above it then reads each input row
   // contiguously and writes the blocks interleaved, which LLVM's loop vectorizer turns into
   // full-width loads and shuffles (an RGB image into NCHW4c uint8: 3.5x faster).
   bool gather_unrolled = false;
-  if (!reduces && known && width == extent && extent < full_width && num_spatial >= 2 &&
-      gathers_along(*block, last_spatial_index(*block)))
+  if (!reduces && known && width == extent && extent < full_width && inner_position >= 1 &&
+      gathers_along(*block, spatial_iter_index(*block, inner_position)))
     gather_unrolled = sch.try_apply("unroll the gathering loop of " + name,
                                     [&](Schedule& s) { s.unroll(inner); });
   if (gather_unrolled) width = 1;
@@ -120,7 +126,7 @@ void parallel_vectorize(Schedule& sch, const std::string& name, int vector_bits,
   }
 
   // Parallel over the leading spatial loops (fused) when there is enough work.
-  std::vector<LoopRV> leading(spatial.begin(), spatial.end() - 1);
+  std::vector<LoopRV> leading(spatial.begin(), spatial.begin() + inner_position);
   if (outer_of_inner && leading.empty()) leading.push_back(*outer_of_inner);
   // Fuse only as many leading loops as needed for a few tasks per thread.
   std::vector<LoopRV> to_fuse;

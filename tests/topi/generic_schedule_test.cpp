@@ -129,6 +129,21 @@ TEST(GenericSchedule, BlockedLayoutTransformsUnrollTheirGatheredBlock) {
   EXPECT_EQ(loops_of_kind(scheduled, tir::ForKind::Vectorized), 1) << tir::print(scheduled);
 }
 
+// A trailing axis of one (a transform into NCHW1c, a [N, C, 1, 1] result) is not the loop to
+// vectorize: the width above it is, and it stays out of the parallel loop. Over symbolic sizes
+// a fused parallel loop of single elements divides by the sizes at every element.
+TEST(GenericSchedule, TrailingUnitAxesLeaveTheRowToTheVector) {
+  tir::PrimFunc func = lower::lower_primitive(topi_test::primitive_function(R"(
+    fn (%x: Tensor[(1, 3, h, w, 1), float32]) { nn.relu(%x) })"),
+                                              "kernel");
+  EXPECT_EQ(loops_of_kind(func, tir::ForKind::Vectorized), 1) << tir::print(func);
+  EXPECT_GE(loops_of_kind(func, tir::ForKind::Parallel), 1) << tir::print(func);
+  topi_test::check_group(R"(fn (%x: Tensor[(2, 3, 5, 37, 1), float32]) {
+    nn.relu(%x)
+  })",
+                         {}, {0, 0});
+}
+
 // Every config of the parallel-vectorize knobs on groups of each shape of block: elementwise with
 // a prime row (the generic schedule), a reduction over a leading axis and softmax (the
 // auto-scheduler, whose reduction groups take the same knobs, and softmax's the cross-lane

@@ -259,5 +259,42 @@ TEST(X86Conv2dSchedule, DepthwiseWithBiasRelu) {
                                "nn.contrib_conv2d_NCHWc");
 }
 
+// Over a symbolic height and width the schedule accumulates each register tile in a local
+// buffer, also where the convolution writes the group's output itself (no epilogue): there
+// LLVM otherwise left the accumulators in memory, a load and a store per multiply-add. Run at
+// sizes whose widths leave a guarded tile, against the reference at the same sizes.
+TEST(X86Conv2dSchedule, SymbolicSizesAccumulateInALocalTile) {
+  const char* groups[] = {
+      R"(fn (%x: Tensor[(1, 4, h, w, 16), float32], %w: Tensor[(2, 4, 1, 1, 16, 16), float32]) {
+    nn.contrib_conv2d_NCHWc(%x, %w, data_layout="NCHW16c", kernel_layout="OIHW16i16o")
+  })",
+      R"(fn (%x: Tensor[(1, 2, h, w, 16), float32], %w: Tensor[(2, 1, 3, 3, 1, 16), float32]) {
+    nn.contrib_conv2d_NCHWc(%x, %w, strides=[2, 2], padding=[1, 1, 1, 1], groups=32,
+                            data_layout="NCHW16c", kernel_layout="OIHW1i16o")
+  })"};
+  for (const char* text : groups) {
+    SCOPED_TRACE(text);
+    tir::PrimFunc scheduled =
+        lower::lower_primitive(topi_test::primitive_function(text), "kernel", {});
+    const std::string printed = tir::print(scheduled);
+    EXPECT_NE(printed.find("conv2d_NCHWc_local"), std::string::npos) << printed;
+    Module module = codegen::jit_compile({tir::transform::lower(scheduled)});
+    for (auto [h, w] : {std::pair<int64_t, int64_t>{7, 9}, {5, 19}, {2, 3}}) {
+      std::string concrete = text;
+      concrete.replace(concrete.find(", h, w,"), 7,
+                       ", " + std::to_string(h) + ", " + std::to_string(w) + ",");
+      std::vector<Tensor> inputs, expected;
+      x86_test::reference_run(topi_test::primitive_function(concrete), inputs, expected);
+      Tensor out = Tensor::zeros(expected[0].shape_vector(), expected[0].dtype());
+      std::vector<Value> args(inputs.begin(), inputs.end());
+      args.emplace_back(out);
+      module.function("kernel").call(args);
+      for (int64_t i = 0; i < out.numel(); ++i)
+        ASSERT_NEAR(out.get_as_double(i), expected[0].get_as_double(i), 1e-4)
+            << h << "x" << w << " element " << i;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace anvil
