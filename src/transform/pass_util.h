@@ -9,6 +9,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "anvil/ir/attrs/transform.h"
 #include "anvil/ir/builder.h"
 #include "anvil/ir/functor.h"
 #include "anvil/ir/infer_type.h"
@@ -98,6 +99,24 @@ inline std::optional<int64_t> normalize_axis(int64_t axis, int64_t rank) {
   int64_t wrapped = axis < 0 ? axis + rank : axis;
   if (wrapped < 0 || wrapped >= rank) return std::nullopt;
   return wrapped;
+}
+
+// The permutation of a transpose call over rank dims (empty axes reverse them), normalized, or
+// nullopt when its axes are not a permutation of rank dims.
+inline std::optional<std::vector<int64_t>> transpose_permutation(const ir::CallNode& transpose,
+                                                                 int64_t rank) {
+  std::vector<int64_t> axes = attrs_or_default<ir::TransposeAttrs>(transpose).axes;
+  if (axes.empty())
+    for (int64_t i = rank - 1; i >= 0; --i) axes.push_back(i);
+  if (int64_t(axes.size()) != rank) return std::nullopt;
+  std::vector<bool> seen(size_t(rank), false);
+  for (int64_t& axis : axes) {
+    std::optional<int64_t> normalized = normalize_axis(axis, rank);
+    if (!normalized || seen[size_t(*normalized)]) return std::nullopt;
+    axis = *normalized;
+    seen[size_t(axis)] = true;
+  }
+  return axes;
 }
 
 // How many times each node is referred to from inside root; root itself counts once, as its

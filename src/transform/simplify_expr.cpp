@@ -24,21 +24,6 @@ bool is_constant_filled_with(const Expr& e, double value) {
   return data && detail::all_elements_equal(*data, value);
 }
 
-// The permutation of a transpose over rank dims (empty axes reverse them), or nullopt.
-std::optional<std::vector<int64_t>> permutation(const ir::CallNode& transpose, int64_t rank) {
-  std::vector<int64_t> axes = detail::attrs_or_default<ir::TransposeAttrs>(transpose).axes;
-  if (axes.empty()) {
-    for (int64_t i = rank - 1; i >= 0; --i) axes.push_back(i);
-  }
-  if (int64_t(axes.size()) != rank) return std::nullopt;
-  for (int64_t& axis : axes) {
-    std::optional<int64_t> normalized = detail::normalize_axis(axis, rank);
-    if (!normalized) return std::nullopt;
-    axis = *normalized;
-  }
-  return axes;
-}
-
 class ExprSimplifier : public detail::TypedMutator {
  public:
   Expr mutate_Call(const ir::CallNode* node, const Expr& self) override {
@@ -115,14 +100,14 @@ class ExprSimplifier : public detail::TypedMutator {
     const auto* in_type = ir::as<ir::TensorTypeNode>(call.args[0]->checked_type);
     if (!in_type || !in_type->has_shape()) return self;
     int64_t rank = in_type->ndim();
-    std::optional<std::vector<int64_t>> outer = permutation(call, rank);
+    std::optional<std::vector<int64_t>> outer = detail::transpose_permutation(call, rank);
     if (!outer) return self;
     std::vector<int64_t> identity(static_cast<size_t>(rank));
     std::iota(identity.begin(), identity.end(), 0);
     if (*outer == identity) return call.args[0];
     const ir::CallNode* inner_call = ir::op_call(call.args[0], "transpose");
     if (!inner_call) return self;
-    std::optional<std::vector<int64_t>> inner = permutation(*inner_call, rank);
+    std::optional<std::vector<int64_t>> inner = detail::transpose_permutation(*inner_call, rank);
     if (!inner) return self;
     std::vector<int64_t> composed;
     for (int64_t axis : *outer) composed.push_back((*inner)[size_t(axis)]);

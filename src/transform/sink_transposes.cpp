@@ -17,8 +17,8 @@
 // that cannot (a reduction, a reshape) keeps reading the original. That can leave more
 // transposed elements than before (two consumers that cannot absorb theirs), so a function
 // keeps the rewrite only when it transposes fewer elements than it did.
-#include <numeric>
-#include <unordered_map>
+#include <optional>
+#include <vector>
 
 #include "anvil/ir/attrs/nn.h"
 #include "anvil/ir/attrs/transform.h"
@@ -32,24 +32,12 @@ namespace {
 using ir::Expr;
 using Permutation = std::vector<int64_t>;
 
-// The permutation of a transpose call (empty axes reverse them), or nullopt when its input's
-// rank is unknown or its axes are not a permutation.
+// The permutation of a transpose call, or nullopt when its input's rank is unknown or its
+// axes are not a permutation.
 std::optional<Permutation> permutation_of(const ir::CallNode& call) {
   const auto* in = ir::as<ir::TensorTypeNode>(call.args[0]->checked_type);
   if (!in || !in->has_shape()) return std::nullopt;
-  const int64_t rank = in->ndim();
-  Permutation axes = detail::attrs_or_default<ir::TransposeAttrs>(call).axes;
-  if (axes.empty())
-    for (int64_t i = rank - 1; i >= 0; --i) axes.push_back(i);
-  if (int64_t(axes.size()) != rank) return std::nullopt;
-  std::vector<bool> seen(size_t(rank), false);
-  for (int64_t& axis : axes) {
-    std::optional<int64_t> normalized = detail::normalize_axis(axis, rank);
-    if (!normalized || seen[size_t(*normalized)]) return std::nullopt;
-    axis = *normalized;
-    seen[size_t(axis)] = true;
-  }
-  return axes;
+  return detail::transpose_permutation(call, in->ndim());
 }
 
 Permutation inverse(const Permutation& p) {
@@ -230,10 +218,7 @@ class TransposeSinker : public detail::TypedMutator {
       // Broadcasting aligns trailing axes: lead with ones up to the output's rank first.
       std::vector<int64_t> shape = data->shape_vector();
       shape.insert(shape.begin(), rank - shape.size(), 1);
-      Tensor full = Tensor::empty(shape, data->dtype());
-      std::copy_n(static_cast<const char*>(data->data()), size_t(data->nbytes()),
-                  static_cast<char*>(full.data()));
-      args.push_back(ir::ConstantNode::make(transposed_data(full, inv)));
+      args.push_back(ir::ConstantNode::make(transposed_data(data->view(shape), inv)));
     }
     Expr inner = ir::call_op(call.op()->name, args, call.attrs);
     inner->checked_type = untransposed_type(self->checked_type, *p);
