@@ -238,15 +238,19 @@ TEST_F(CliCompileRun, ProfileListsKernelsWithFusedOpsAndSumsToTheRun) {
   EXPECT_GE(rows, 10) << r.out;
   EXPECT_GE(with_gflops, 10) << r.out;
   // Each rate as a share of the machine's measured FP32 peak on the run's threads, which the
-  // table states; no kernel runs above it by more than the peak's own measurement noise.
+  // table states; no kernel runs above it by more than the peak's own measurement noise. A
+  // Winograd kernel's rate counts the direct convolution's multiply-adds, and F(4x4, 3x3) does
+  // a quarter of them (36 multiplies per 4x4 tile instead of 144): its share may reach four
+  // times the bound.
   std::regex peak("\npeak: ([0-9.]+) GFLOP/s \\(FP32, measured on [0-9]+ threads\\)\n");
   ASSERT_TRUE(std::regex_search(r.out, m, peak)) << r.out;
   EXPECT_GT(std::stod(m[1]), 0) << r.out;
-  std::regex share(" ([0-9.]+)%\n");
+  std::regex share("\n(\\S+) [^\n]* ([0-9.]+)%(?=\n)");
   int shares = 0;
   for (auto it = std::sregex_iterator(r.out.begin(), r.out.end(), share);
        it != std::sregex_iterator(); ++it) {
-    EXPECT_LE(std::stod((*it)[1]), 150.0) << r.out;
+    const bool winograd = (*it)[1].str().find("winograd") != std::string::npos;
+    EXPECT_LE(std::stod((*it)[2]), winograd ? 4 * 150.0 : 150.0) << (*it)[1] << "\n" << r.out;
     ++shares;
   }
   EXPECT_GE(shares, 10) << r.out;
