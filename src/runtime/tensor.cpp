@@ -194,6 +194,23 @@ Tensor Tensor::view(std::vector<int64_t> new_shape) const {
   return Tensor(node);
 }
 
+Tensor Tensor::prefix_view(std::vector<int64_t> new_shape, DataType new_dtype) const {
+  check_shape(new_shape);
+  if (!is_contiguous()) throw_error("cannot view the bytes of a strided tensor");
+  int64_t bytes = 0;
+  if (!detail::checked_byte_size(new_shape, new_dtype.bytes(), &bytes) || bytes > nbytes())
+    throw_error("cannot view ", shape_to_string(new_shape), " ", new_dtype.to_string(), " in the ",
+                nbytes(), " bytes of a tensor of shape ", shape_to_string(shape()));
+  auto node = make_ref<Node>();
+  node->shape = std::move(new_shape);
+  node->finish_layout();
+  node->dl.data = node_->dl.data;
+  node->dl.device = node_->dl.device;
+  node->dl.dtype = new_dtype.to_dlpack();
+  node->base = node_;
+  return Tensor(node);
+}
+
 Tensor Tensor::copy() const {
   Tensor result = empty(shape_vector(), dtype(), device());
   result.copy_from(*this);

@@ -1,16 +1,20 @@
 // The virtual machine's interpreter: a loop over the instructions of @main with a register file
-// of tensors. Storage of AllocTensor instructions is made on first execution and kept, so a
-// second run with the same shapes allocates nothing for them.
+// of tensors. Activations live in an arena of buffers that the VM keeps across runs: each
+// register's handle is dropped where the register dies (vm_liveness.h), which frees its buffer
+// for the next allocation that fits, so the activations of a run share a working set near its
+// largest live set (the graph executor's plan does the same at compile time), and a second run
+// with the same shapes allocates nothing.
 #include "anvil/runtime/vm.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <map>
 #include <utility>
 
 #include "anvil/runtime/vm_executable.h"
 #include "anvil/support/error.h"
+#include "runtime/binary_io.h"
+#include "runtime/vm_liveness.h"
 
 namespace anvil {
 
@@ -42,7 +46,7 @@ class VirtualMachine::Impl {
     const vm::Function& main = exec_->functions[0];
     inputs_.resize(main.params.size());
     registers_.resize(size_t(main.num_registers));
-    storage_.resize(main.instructions.size());
+    deaths_ = vm::register_deaths(main);
     for (const std::string& name : exec_->kernel_names)
       kernels_.push_back(exec_->lib.function(name));
     size_values_.resize(main.size_vars.size());
@@ -126,6 +130,7 @@ class VirtualMachine::Impl {
     }
     bind_size_vars();
     outputs_.clear();
+    allocated_bytes_ = 0;
     size_t pc = 0;
     while (true) {
       ANVIL_ICHECK(pc < fn.instructions.size(), "vm: fell off the end of @", fn.name);
@@ -145,10 +150,14 @@ class VirtualMachine::Impl {
           if (profiling_) call_ms_[pc] += elapsed_ms(start);
           break;
         }
-        case vm::Opcode::If:
-          pc = size_t(is_true(registers_[size_t(in.args[0])]) ? in.true_target : in.false_target);
+        case vm::Opcode::If: {
+          const bool taken = is_true(registers_[size_t(in.args[0])]);
+          drop(taken ? deaths_.on_true[pc] : deaths_.on_false[pc]);
+          pc = size_t(taken ? in.true_target : in.false_target);
           continue;
+        }
         case vm::Opcode::Goto:
+          drop(deaths_.on_true[pc]);
           pc = size_t(in.true_target);
           continue;
         case vm::Opcode::Move: {
@@ -160,17 +169,28 @@ class VirtualMachine::Impl {
         }
         case vm::Opcode::Ret:
           for (vm::RegIndex r : in.args) outputs_.push_back(registers_[size_t(r)]);
+          std::fill(registers_.begin(), registers_.end(), Tensor());
           return;
         case vm::Opcode::MatchShape:
         case vm::Opcode::LoadShape:
           match_shape(pc, in);
           break;
       }
+      drop(deaths_.after[pc]);
       ++pc;
     }
   }
 
   int num_outputs() const { return int(outputs_.size()); }
+
+  VmMemoryUse memory_use() const {
+    VmMemoryUse use;
+    use.arena_bytes = 0;
+    for (const Tensor& buffer : arena_) use.arena_bytes += buffer.nbytes();
+    use.arena_buffers = int64_t(arena_.size());
+    use.allocated_bytes = allocated_bytes_;
+    return use;
+  }
 
   Tensor output(int index) const {
     if (index < 0 || index >= int(outputs_.size()))
@@ -254,10 +274,16 @@ class VirtualMachine::Impl {
     }
   }
 
-  // The storage of an AllocTensor: kept by the instruction while its shape repeats; when the
-  // shape changes, the old storage goes to a pool keyed by dtype and element count, from which
-  // a later allocation of that size takes it back, so alternating shapes allocate nothing once
-  // each has been seen.
+  void drop(const std::vector<vm::RegIndex>& dead) {
+    for (vm::RegIndex r : dead) registers_[size_t(r)] = Tensor();
+  }
+
+  // The storage of an AllocTensor: a view of the smallest free arena buffer that holds it (a
+  // buffer is free when the arena's handle is its only one: every register that held a view of
+  // it has died, and no output of an earlier run the caller still holds points into it). With
+  // none that fits, the largest free buffer is replaced by one of the size asked for, so the
+  // arena holds at most as many buffers as a run has live at once, each grown to what it had to
+  // hold.
   Tensor allocate(size_t pc, const vm::Instruction& in) {
     shape_scratch_.clear();
     for (const vm::DimProgram& dim : in.shape) {
@@ -267,24 +293,30 @@ class VirtualMachine::Impl {
                     dim.to_string(main().size_vars), " = ", extent);
       shape_scratch_.push_back(extent);
     }
-    Tensor& storage = storage_[pc];
-    if (storage.defined()) {
-      std::span<const int64_t> kept = storage.shape();
-      if (std::equal(kept.begin(), kept.end(), shape_scratch_.begin(), shape_scratch_.end()))
-        return storage;
-      pool_.emplace(PoolKey{storage.dtype().to_string(), storage.numel()}, storage);
-      storage = Tensor();
+    int64_t bytes = 0;
+    if (!detail::checked_byte_size(shape_scratch_, in.dtype.bytes(), &bytes))
+      throw_error("vm: instruction ", pc, " allocates a tensor of shape ",
+                  shape_to_string(shape_scratch_), ", too large to allocate");
+    allocated_bytes_ += bytes;
+    Tensor* fit = nullptr;
+    Tensor* largest = nullptr;
+    for (Tensor& buffer : arena_) {
+      if (buffer.use_count() != 1) continue;
+      const int64_t held = buffer.nbytes();
+      if (held >= bytes && (!fit || held < fit->nbytes())) fit = &buffer;
+      if (!largest || held > largest->nbytes()) largest = &buffer;
     }
-    int64_t numel = 1;
-    for (int64_t extent : shape_scratch_) numel *= extent;
-    auto found = pool_.find(PoolKey{in.dtype.to_string(), numel});
-    if (found != pool_.end()) {
-      storage = found->second.view(shape_scratch_);
-      pool_.erase(found);
-    } else {
-      storage = Tensor::empty(shape_scratch_, in.dtype, device_);
+    if (!fit) {
+      Tensor fresh = Tensor::empty({bytes}, DataType::uint8(), device_);
+      if (largest) {
+        *largest = std::move(fresh);
+        fit = largest;
+      } else {
+        arena_.push_back(std::move(fresh));
+        fit = &arena_.back();
+      }
     }
-    return storage;
+    return fit->prefix_view(shape_scratch_, in.dtype);
   }
 
   void invoke_kernel(size_t pc, const vm::Instruction& in) {
@@ -296,6 +328,7 @@ class VirtualMachine::Impl {
       call_args_.emplace_back(int64_t(size.evaluate(size_values_)));
     try {
       kernels_[size_t(in.index)].call(call_args_);
+      call_args_.clear();  // the handles would keep dead buffers from the arena
     } catch (const Error& e) {
       throw_error("vm: instruction ", pc, " (kernel '", exec_->kernel_names[size_t(in.index)],
                   "'): ", e.what());
@@ -310,6 +343,7 @@ class VirtualMachine::Impl {
     if (!func.destination_passing) call_args_.emplace_back(static_cast<void*>(&results));
     try {
       func.func.call(call_args_);
+      call_args_.clear();
     } catch (const Error& e) {
       throw_error("vm: instruction ", pc, " (runtime function '", func.name, "'): ", e.what());
     }
@@ -321,12 +355,12 @@ class VirtualMachine::Impl {
 
   std::shared_ptr<const vm::Executable> exec_;
   Device device_;
-  std::vector<Tensor> inputs_;     // copies of the values set, one per parameter
-  std::vector<Tensor> registers_;  // the register file of @main
-  std::vector<Tensor> storage_;    // per instruction: the AllocTensor storage kept across runs
-  using PoolKey = std::pair<std::string, int64_t>;  // dtype, element count
-  std::multimap<PoolKey, Tensor> pool_;             // storage set aside when shapes changed
-  std::vector<int64_t> size_values_;                // the size variables of this run
+  std::vector<Tensor> inputs_;        // copies of the values set, one per parameter
+  std::vector<Tensor> registers_;     // the register file of @main
+  vm::RegisterDeaths deaths_;         // where each register's handle is dropped
+  std::vector<Tensor> arena_;         // activation buffers (uint8), kept across runs
+  int64_t allocated_bytes_ = 0;       // the bytes the last run's AllocTensors asked for
+  std::vector<int64_t> size_values_;  // the size variables of this run
   // The input that bound each size variable, or one of these.
   static constexpr int kUnbound = -1, kBoundDuringRun = -2;  // the latter by match_shape
   std::vector<int> size_source_;
@@ -359,6 +393,7 @@ std::vector<InputInfo> VirtualMachine::get_input_info() const { return impl_->ma
 void VirtualMachine::run() { impl_->run(); }
 int VirtualMachine::get_num_outputs() const { return impl_->num_outputs(); }
 Tensor VirtualMachine::get_output(int index) const { return impl_->output(index); }
+VmMemoryUse VirtualMachine::memory_use() const { return impl_->memory_use(); }
 
 BenchmarkResult VirtualMachine::benchmark(int repeat, int number) {
   return benchmark_function([this] { run(); }, repeat, number);

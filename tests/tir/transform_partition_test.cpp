@@ -167,8 +167,20 @@ TEST(PartitionLoops, SymbolicExtentIsCutAtTheLastFullTile) {
   EXPECT_EQ(print(main_loop->extent), "n // 4") << print(out);
   EXPECT_EQ(count_ifs(main_loop->body), 0) << print(out);
   EXPECT_EQ(print(tail_loop->min), "n // 4") << print(out);
-  EXPECT_EQ(count_ifs(tail_loop->body), 1) << print(out);
   EXPECT_NE(tail_loop->loop_var.get(), main_loop->loop_var.get());
+  // The partial tile is specialized per remainder r = n - i0 * 4 in [1, 4): once the inner loop
+  // is unrolled, only the choice of copy is left (r == 1, else r == 2, else the copy for 3), and
+  // each copy stores its r elements unguarded.
+  PrimFunc unrolled = transform::simplify(transform::unroll_loops(out));
+  const auto* unrolled_seq = as<SeqStmtNode>(unrolled->body);
+  ASSERT_TRUE(unrolled_seq && unrolled_seq->seq.size() == 2u) << print(unrolled);
+  const auto* tail = as<ForNode>(unrolled_seq->seq[1]);
+  ASSERT_NE(tail, nullptr) << print(unrolled);
+  EXPECT_EQ(count_ifs(tail->body), 2) << print(unrolled);
+  int stores = 0;
+  pre_order_visit(tail->body, nullptr,
+                  [&](const Stmt& st) { stores += st->kind == StmtKind::BufferStore; });
+  EXPECT_EQ(stores, 1 + 2 + 3) << print(unrolled);
 
   // A guard that does not hold over the full tiles (i0 * 4 + i1 < n - 1) is left alone.
   Stmt loose =
@@ -178,6 +190,15 @@ TEST(PartitionLoops, SymbolicExtentIsCutAtTheLastFullTile) {
                                  ForNode::make(i1, 0, 4, ForKind::Unrolled, loose)));
   EXPECT_EQ(count_ifs(partition_loops(unproven)->body), 1);
   EXPECT_EQ(as<SeqStmtNode>(partition_loops(unproven)->body), nullptr);
+
+  // A guard over a serial inner loop keeps one guarded tail: copies per remainder pay only where
+  // unrolling turns each into straight-line code.
+  PrimFunc serial = func_of({x}, ForNode::make(i0, 0, floordiv(n + 3, 4), ForKind::Serial,
+                                               ForNode::make(i1, 0, 4, ForKind::Serial, guarded)));
+  PrimFunc serial_out = partition_loops(serial);
+  const auto* serial_cut = as<SeqStmtNode>(serial_out->body);
+  ASSERT_TRUE(serial_cut && serial_cut->seq.size() == 2u) << print(serial_out);
+  EXPECT_EQ(count_ifs(serial_cut->seq[1]), 1) << print(serial_out);
 }
 
 // A reduction over a size variable that may be 0 runs max(n, 1) steps with `k < n` guarding

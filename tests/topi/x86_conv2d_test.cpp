@@ -259,6 +259,21 @@ TEST(X86Conv2dSchedule, DepthwiseWithBiasRelu) {
                                "nn.contrib_conv2d_NCHWc");
 }
 
+// Runs the compiled "kernel" of a group over symbolic sizes on the inputs of `concrete`, the
+// group with those sizes written in, against the reference of `concrete`.
+void expect_symbolic_kernel_matches(Module& module, const std::string& concrete,
+                                    const std::string& what) {
+  std::vector<Tensor> inputs, expected;
+  x86_test::reference_run(topi_test::primitive_function(concrete), inputs, expected);
+  Tensor out = Tensor::zeros(expected[0].shape_vector(), expected[0].dtype());
+  std::vector<Value> args(inputs.begin(), inputs.end());
+  args.emplace_back(out);
+  module.function("kernel").call(args);
+  for (int64_t i = 0; i < out.numel(); ++i)
+    ASSERT_NEAR(out.get_as_double(i), expected[0].get_as_double(i), 1e-4)
+        << what << " element " << i;
+}
+
 // Over a symbolic height and width the schedule accumulates each register tile in a local
 // buffer, also where the convolution writes the group's output itself (no epilogue): there
 // LLVM otherwise left the accumulators in memory, a load and a store per multiply-add. Run at
@@ -283,15 +298,33 @@ TEST(X86Conv2dSchedule, SymbolicSizesAccumulateInALocalTile) {
       std::string concrete = text;
       concrete.replace(concrete.find(", h, w,"), 7,
                        ", " + std::to_string(h) + ", " + std::to_string(w) + ",");
-      std::vector<Tensor> inputs, expected;
-      x86_test::reference_run(topi_test::primitive_function(concrete), inputs, expected);
-      Tensor out = Tensor::zeros(expected[0].shape_vector(), expected[0].dtype());
-      std::vector<Value> args(inputs.begin(), inputs.end());
-      args.emplace_back(out);
-      module.function("kernel").call(args);
-      for (int64_t i = 0; i < out.numel(); ++i)
-        ASSERT_NEAR(out.get_as_double(i), expected[0].get_as_double(i), 1e-4)
-            << h << "x" << w << " element " << i;
+      expect_symbolic_kernel_matches(module, concrete, std::to_string(h) + "x" + std::to_string(w));
+    }
+  }
+}
+
+// A width known only at run time leaves a partial register tile of 1 to 7 pixels, which the
+// lowering specializes per remainder: every width from 1 to 17 (each remainder, a width below
+// one tile, whole tiles) against the reference, with and without an epilogue.
+TEST(X86Conv2dSchedule, SymbolicWidthsTakeEveryRemainderTile) {
+  const char* groups[] = {
+      R"(fn (%x: Tensor[(1, 2, 3, w, 16), float32], %w: Tensor[(4, 2, 1, 1, 16, 16), float32]) {
+    nn.contrib_conv2d_NCHWc(%x, %w, data_layout="NCHW16c", kernel_layout="OIHW16i16o")
+  })",
+      R"(fn (%x: Tensor[(1, 2, 3, w, 16), float32], %w: Tensor[(2, 2, 3, 3, 16, 16), float32]) {
+    %0 = nn.contrib_conv2d_NCHWc(%x, %w, padding=[1, 1, 1, 1], data_layout="NCHW16c",
+                                 kernel_layout="OIHW16i16o");
+    nn.relu(%0)
+  })"};
+  for (const char* text : groups) {
+    SCOPED_TRACE(text);
+    tir::PrimFunc scheduled =
+        lower::lower_primitive(topi_test::primitive_function(text), "kernel", {});
+    Module module = codegen::jit_compile({tir::transform::lower(scheduled)});
+    for (int64_t w = 1; w <= 17; ++w) {
+      std::string concrete = text;
+      concrete.replace(concrete.find(", w,"), 4, ", " + std::to_string(w) + ",");
+      expect_symbolic_kernel_matches(module, concrete, "width " + std::to_string(w));
     }
   }
 }

@@ -164,12 +164,18 @@ void print_executor_profile(const RunOptions& options, Executor& executor) {
   print_profile(rows, run_ms, peak);
 }
 
-// The graph executor's profile ends with what its storage plan holds (the VM allocates as it
-// runs, so it has no such plan to report).
+// The graph executor's profile ends with what its storage plan holds; the VM's with its arena
+// against what its allocations asked for.
 void print_executor_profile(const RunOptions& options, GraphExecutor& executor) {
   if (!options.profile) return;
   print_executor_profile<GraphExecutor>(options, executor);
   print_memory(executor.memory_use());
+}
+
+void print_executor_profile(const RunOptions& options, VirtualMachine& vm) {
+  if (!options.profile) return;
+  print_executor_profile<VirtualMachine>(options, vm);
+  print_memory(vm.memory_use());
 }
 
 void run_package(const RunOptions& options) {

@@ -125,4 +125,10 @@ void print_memory(const GraphMemoryUse& use) {
   std::printf("%s\n", line.c_str());
 }
 
+void print_memory(const VmMemoryUse& use) {
+  std::printf("memory: activations %s in %lld buffers, reused for %s allocated\n",
+              binary_bytes(use.arena_bytes).c_str(), static_cast<long long>(use.arena_buffers),
+              binary_bytes(use.allocated_bytes).c_str());
+}
+
 }  // namespace anvil::cli

@@ -8,6 +8,7 @@
 
 #include "anvil/runtime/graph_executor.h"
 #include "anvil/runtime/tensor.h"
+#include "anvil/runtime/vm.h"
 
 namespace anvil::cli {
 
@@ -30,5 +31,7 @@ std::string binary_bytes(int64_t bytes);
 // 44.6 MiB, inputs and outputs 0.6 MiB"; the live set is left out when the graph does not
 // record it, the ratio when the live set is empty.
 void print_memory(const GraphMemoryUse& use);
+// "memory: activations 2.1 MiB in 4 buffers, reused for 23.0 MiB allocated" (the VM's arena).
+void print_memory(const VmMemoryUse& use);
 
 }  // namespace anvil::cli

@@ -63,6 +63,9 @@ class Tensor {
 
   // A tensor of another shape over the same contiguous buffer; element counts must match.
   Tensor view(std::vector<int64_t> shape) const;
+  // A compact tensor of another shape and dtype over the leading bytes of this contiguous
+  // buffer, which must hold them; it keeps the buffer alive (use_count counts it).
+  Tensor prefix_view(std::vector<int64_t> shape, DataType dtype) const;
   // A compact deep copy.
   Tensor copy() const;
   // Copies the elements of src (same shape and dtype, any strides) into this tensor.

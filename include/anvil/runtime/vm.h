@@ -22,6 +22,14 @@ namespace vm {
 struct Executable;
 }  // namespace vm
 
+// The activation storage of a VirtualMachine: the arena its allocations share, against what
+// the last run's allocations asked for in all.
+struct VmMemoryUse {
+  int64_t arena_bytes = 0;
+  int64_t arena_buffers = 0;
+  int64_t allocated_bytes = 0;
+};
+
 class VirtualMachine {
  public:
   explicit VirtualMachine(std::shared_ptr<const vm::Executable> executable,
@@ -40,8 +48,9 @@ class VirtualMachine {
   std::vector<InputInfo> get_input_info() const;
   // Runs @main on the inputs set; throws Error naming the input that was not set.
   void run();
-  // The outputs of the last run (a tuple result flattened), in order: tensors of the VM that the
-  // next run may overwrite. An index out of range throws Error.
+  // The outputs of the last run (a tuple result flattened), in order. The next run reuses an
+  // output's storage only when no handle to it is held any more. An index out of range throws
+  // Error.
   int get_num_outputs() const;
   Tensor get_output(int index) const;
   // Runs `number` times per repeat, `repeat` times, after one warm-up run.
@@ -52,6 +61,7 @@ class VirtualMachine {
   // slowest first. Shape functions are rows too. When run_mean_ms is given, as many whole runs
   // are timed untimed-inside, in turns with the profiled ones, and their mean stored there.
   std::vector<KernelProfile> profile(int repeat = 10, double* run_mean_ms = nullptr);
+  VmMemoryUse memory_use() const;
 
   class Impl;
 

@@ -5,6 +5,11 @@
 // tail instead of a branch in every iteration, which also lets the vectorizer and LLVM keep a
 // register tile in registers.
 //
+// The partial tile of a loop over a size variable's tiles runs once, for the remainder
+// r = n - i * T in [1, T): where its guards compare unrolled inner loops with r, the tail is
+// specialized, one guard-free copy per value of r (T - 1 copies, T at most 16), so that the last
+// tile of a register-tiled row keeps its tile in registers like the full ones.
+//
 // Only serial and unrolled loops are cut (parallel loops are outlined into tasks and vectorized
 // ones must stay whole): with constant bounds anywhere, over a size variable's tiles at the last
 // full tile; the tail is a fresh copy of the body, so every variable keeps one definition. The
@@ -30,6 +35,7 @@ namespace {
 struct Guard {
   const IfThenElseNode* node;
   std::vector<std::pair<Var, Range>> inner_loops;
+  std::vector<ForKind> inner_kinds;  // parallel to inner_loops
   std::vector<PrimExpr> on_var;
   std::vector<PrimExpr> others;
 };
@@ -49,11 +55,14 @@ void split_conjunction(const PrimExpr& e, std::vector<PrimExpr>& terms) {
 std::vector<Guard> guards_on(const Stmt& body, const VarNode* var) {
   std::vector<Guard> guards;
   std::vector<std::pair<Var, Range>> loops;
+  std::vector<ForKind> kinds;
   std::function<void(const Stmt&)> visit = [&](const Stmt& s) {
     if (const auto* loop = as<ForNode>(s)) {
       loops.emplace_back(loop->loop_var, Range::from_min_extent(loop->min, loop->extent));
+      kinds.push_back(loop->for_kind);
       visit(loop->body);
       loops.pop_back();
+      kinds.pop_back();
       return;
     }
     if (const auto* branch = as<IfThenElseNode>(s)) {
@@ -61,7 +70,7 @@ std::vector<Guard> guards_on(const Stmt& body, const VarNode* var) {
         return uses_var(e, [&](const VarNode* v) { return v == var; });
       };
       if (!branch->else_case && reads_var(branch->condition)) {
-        Guard guard{branch, loops, {}, {}};
+        Guard guard{branch, loops, kinds, {}, {}};
         std::vector<PrimExpr> terms;
         split_conjunction(branch->condition, terms);
         for (const PrimExpr& term : terms)
@@ -103,6 +112,39 @@ class GuardRemover : public Mutator {
   const std::vector<Guard>& guards_;
 };
 
+// In the copy of a partial tile for remainder k: each guard term `a < b` on the tile variable,
+// known to equal `0 < r + offset` (offset over the guard's unrolled inner loops), becomes
+// `0 < k + offset`; the simplifier resolves it once those loops are unrolled.
+class RemainderGuards : public Mutator {
+ public:
+  RemainderGuards(const std::vector<Guard>& guards,
+                  const std::vector<std::vector<PrimExpr>>& offsets, int64_t remainder)
+      : guards_(guards), offsets_(offsets), remainder_(remainder) {}
+  Stmt mutate_IfThenElse(const IfThenElseNode* node, const Stmt& self) override {
+    for (size_t i = 0; i < guards_.size(); ++i) {
+      const Guard& g = guards_[i];
+      if (g.node != node) continue;
+      std::vector<PrimExpr> terms = g.others;
+      for (const PrimExpr& offset : offsets_[i]) {
+        PrimExpr k = make_int(remainder_, offset.dtype());
+        terms.push_back(make_int(0, offset.dtype()) < k + offset);
+      }
+      PrimExpr condition = terms[0];
+      for (size_t t = 1; t < terms.size(); ++t) condition = logical_and(condition, terms[t]);
+      return IfThenElseNode::make(condition, mutate(node->then_case), Stmt());
+    }
+    return Mutator::mutate_IfThenElse(node, self);
+  }
+
+ private:
+  const std::vector<Guard>& guards_;
+  const std::vector<std::vector<PrimExpr>>& offsets_;
+  int64_t remainder_;
+};
+
+// Tiles of at most this many iterations have their partial tile specialized per remainder.
+constexpr int64_t kMaxSpecializedTile = 16;
+
 class Partitioner : public Mutator {
  public:
   Stmt mutate_For(const ForNode* node, const Stmt& self) override {
@@ -132,11 +174,25 @@ class Partitioner : public Mutator {
  private:
   // The loop cut after its first `prefix` iterations: a main loop over them with the guards
   // removed, then the rest with its own fresh copy of the body.
-  Stmt cut(const ForNode* node, const std::vector<Guard>& guards, const PrimExpr& prefix) {
+  // With `tiles` (the tile size and the extent n it tiles), the tail is the one partial tile
+  // and is specialized per remainder where its guards allow.
+  struct Tiles {
+    int64_t tile;
+    PrimExpr extent;
+  };
+  Stmt cut(const ForNode* node, const std::vector<Guard>& guards, const PrimExpr& prefix,
+           std::optional<Tiles> tiles = std::nullopt) {
     Stmt main_body = GuardRemover(guards).mutate(node->body);
     Var tail_var = VarNode::make(node->loop_var->name, node->loop_var->dtype);
     Stmt tail_body =
         detail::FreshCopy(VarMap{{node->loop_var.get(), PrimExpr(tail_var)}}).mutate(node->body);
+    if (tiles) {
+      PrimExpr remainder = analyzer_.simplify(
+          tiles->extent - PrimExpr(tail_var) * make_int(tiles->tile, tail_var->dtype));
+      if (std::optional<Stmt> specialized =
+              specialize_remainder(tail_var, tiles->tile, remainder, tail_body))
+        tail_body = *specialized;
+    }
     Stmt main_loop = ForNode::make(node->loop_var, node->min, prefix, node->for_kind, main_body,
                                    node->annotations);
     Stmt tail_loop = ForNode::make(tail_var, analyzer_.simplify(node->min + prefix),
@@ -144,6 +200,44 @@ class Partitioner : public Mutator {
                                    tail_body, node->annotations);
     // Both halves may hold further guards on inner loops (the tail's inner loops most of all).
     return seq_stmt({mutate(main_loop), mutate(tail_loop)});
+  }
+
+  // The partial tile's body as a chain `if r == 1 {..} else if r == 2 {..} ... else {..}` of
+  // copies for each remainder r in [1, tile), when every guard on the tile variable is a bound
+  // `a < b` with b - a - r over unrolled inner loops only (`i * T + j < n` is `0 < r - j`);
+  // nullopt otherwise.
+  std::optional<Stmt> specialize_remainder(const Var& tail_var, int64_t tile,
+                                           const PrimExpr& remainder, const Stmt& body) {
+    if (tile < 2 || tile > kMaxSpecializedTile) return std::nullopt;
+    std::vector<Guard> guards = guards_on(body, tail_var.get());
+    if (guards.empty()) return std::nullopt;
+    std::vector<std::vector<PrimExpr>> offsets;
+    for (const Guard& g : guards) {
+      auto unrolled_inner = [&g](const VarNode* v) {
+        for (size_t i = 0; i < g.inner_loops.size(); ++i)
+          if (g.inner_loops[i].first.get() == v) return g.inner_kinds[i] == ForKind::Unrolled;
+        return false;
+      };
+      std::vector<PrimExpr> per_term;
+      for (const PrimExpr& term : g.on_var) {
+        const auto* lt = as<LTNode>(term);
+        if (!lt) return std::nullopt;
+        PrimExpr offset = analyzer_.simplify(lt->b - lt->a - remainder);
+        if (uses_var(offset, [&](const VarNode* v) { return !unrolled_inner(v); }))
+          return std::nullopt;
+        per_term.push_back(offset);
+      }
+      offsets.push_back(std::move(per_term));
+    }
+    Stmt chain;
+    for (int64_t k = tile - 1; k >= 1; --k) {
+      Stmt copy =
+          detail::FreshCopy(VarMap{}).mutate(RemainderGuards(guards, offsets, k).mutate(body));
+      chain = chain ? Stmt(IfThenElseNode::make(eq(remainder, make_int(k, remainder.dtype())), copy,
+                                                chain))
+                    : copy;
+    }
+    return chain;
   }
 
   // x < max(a, b) holds when x < a or x < b does (the analyzer bounds max(a, b) from below by
@@ -213,11 +307,14 @@ class Partitioner : public Mutator {
     PrimExpr bound = analyzer_.simplify(ceil->a - make_int(tile - 1, t));
     // Tiles of a reduction over `max(n, 1)` steps (a split of the loop above): the full tiles
     // of n run unguarded.
-    if (const auto* at_least_one = as<MaxNode>(bound); at_least_one && is_one(at_least_one->b))
+    std::optional<Tiles> tiles = Tiles{tile, bound};
+    if (const auto* at_least_one = as<MaxNode>(bound); at_least_one && is_one(at_least_one->b)) {
       bound = at_least_one->a;
+      tiles.reset();
+    }
     PrimExpr prefix = analyzer_.simplify(floordiv(bound, make_int(tile, t)));
     if (!holds(node, prefix, guards)) return std::nullopt;
-    return cut(node, guards, prefix);
+    return cut(node, guards, prefix, tiles);
   }
 
   Analyzer analyzer_;
