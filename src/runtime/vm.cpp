@@ -124,6 +124,8 @@ class VirtualMachine::Impl {
 
   void run() {
     const vm::Function& fn = main();
+    // A run that threw left its registers holding buffers; they must not look busy to this one.
+    std::fill(registers_.begin(), registers_.end(), Tensor());
     for (size_t i = 0; i < inputs_.size(); ++i) {
       if (!inputs_[i].defined()) throw_error("run: input '", fn.params[i].name, "' was not set");
       registers_[i] = inputs_[i];
