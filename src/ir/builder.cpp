@@ -80,6 +80,10 @@ Expr transform_layout(const Expr& x, const std::string& src, const std::string& 
                  make_op_attrs("layout_transform", {{"src_layout", src}, {"dst_layout", dst}}));
 }
 
+Expr transpose(const Expr& x, std::vector<int64_t> axes) {
+  return call_op("transpose", {x}, make_op_attrs("transpose", {{"axes", std::move(axes)}}));
+}
+
 Expr slice_axes(const Expr& x, std::vector<int64_t> begin, std::vector<int64_t> end,
                 std::vector<int64_t> axes) {
   std::vector<int64_t> strides(axes.size(), 1);

@@ -30,10 +30,6 @@ namespace {
 
 constexpr int64_t kMinChannels = 8;
 
-ir::Expr transpose(const ir::Expr& x, std::vector<int64_t> axes) {
-  return ir::call_op("transpose", {x}, ir::make_op_attrs("transpose", {{"axes", axes}}));
-}
-
 ir::Expr reshape(const ir::Expr& x, std::vector<int64_t> shape) {
   return ir::call_op("reshape", {x}, ir::make_op_attrs("reshape", {{"newshape", shape}}));
 }
@@ -74,7 +70,7 @@ std::optional<ir::Expr> split_taps(const ir::CallNode& call, const ir::Expr& sel
         "nn.pad", {{"pad_width", std::vector<int64_t>{0, 0, 0, 0, pad[0], pad[3], 0, 0, 0, 0}}});
     x = ir::call_op("nn.pad", {x, ir::scalar_constant(0, weight->dtype())}, pad_attrs);
   }
-  x = transpose(x, {0, 2, 1, 3, 4});
+  x = ir::transpose(x, {0, 2, 1, 3, 4});
   ir::Expr sum;
   for (int64_t tap = 0; tap < w[2]; ++tap) {
     const int64_t begin = tap * dilation[0];
@@ -96,7 +92,7 @@ std::optional<ir::Expr> split_taps(const ir::CallNode& call, const ir::Expr& sel
         "nn.conv2d", {slices, ir::ConstantNode::make(depth_tap(*weight, tap))}, ir::Attrs(attrs));
     sum = sum ? ir::Expr(ir::call_op("add", {sum, conv})) : conv;
   }
-  return transpose(reshape(sum, {n, out_depth, w[0], (*out)[3], (*out)[4]}), {0, 2, 1, 3, 4});
+  return ir::transpose(reshape(sum, {n, out_depth, w[0], (*out)[3], (*out)[4]}), {0, 2, 1, 3, 4});
 }
 
 }  // namespace

@@ -119,6 +119,14 @@ inline std::optional<std::vector<int64_t>> transpose_permutation(const ir::CallN
   return axes;
 }
 
+// transpose(transpose(a, inner), outer) is transpose(a, composed): the permutation returned.
+inline std::vector<int64_t> compose_transposes(const std::vector<int64_t>& inner,
+                                               const std::vector<int64_t>& outer) {
+  std::vector<int64_t> composed;
+  for (int64_t axis : outer) composed.push_back(inner[size_t(axis)]);
+  return composed;
+}
+
 // How many times each node is referred to from inside root; root itself counts once, as its
 // user is outside.
 inline std::unordered_map<const ir::ExprNode*, int> count_uses(const ir::Expr& root) {

@@ -109,12 +109,9 @@ class ExprSimplifier : public detail::TypedMutator {
     if (!inner_call) return self;
     std::optional<std::vector<int64_t>> inner = detail::transpose_permutation(*inner_call, rank);
     if (!inner) return self;
-    std::vector<int64_t> composed;
-    for (int64_t axis : *outer) composed.push_back((*inner)[size_t(axis)]);
+    std::vector<int64_t> composed = detail::compose_transposes(*inner, *outer);
     if (composed == identity) return inner_call->args[0];
-    auto attrs = ir::make_attrs<ir::TransposeAttrs>();
-    attrs->axes = composed;
-    return ir::call_op("transpose", {inner_call->args[0]}, attrs);
+    return ir::transpose(inner_call->args[0], std::move(composed));
   }
 
   // layout_transform(A -> A) and layout_transform(layout_transform(x, A -> B), B -> A) -> x.

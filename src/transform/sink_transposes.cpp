@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "anvil/ir/attrs/nn.h"
-#include "anvil/ir/attrs/transform.h"
 #include "anvil/ir/builder.h"
+#include "anvil/reference/reference.h"
 #include "anvil/transform/passes.h"
 #include "transform/pass_util.h"
 
@@ -52,29 +52,14 @@ bool is_identity(const Permutation& p) {
   return true;
 }
 
-// out[i_0..i_{r-1}] = in[i_{q^-1}...]: the data of `in` (shape s) transposed by q, so that
-// out's axis k is in's axis q[k].
+// The data of `in` transposed by q (out's axis k is in's axis q[k]), by the reference kernel of
+// transpose, as constant folding would.
 Tensor transposed_data(const Tensor& in, const Permutation& q) {
-  const std::vector<int64_t> s = in.shape_vector();
-  const size_t rank = s.size();
-  std::vector<int64_t> out_shape(rank), in_strides(rank, 1);
-  for (size_t k = rank; k-- > 1;) in_strides[k - 1] = in_strides[k] * s[k];
-  for (size_t k = 0; k < rank; ++k) out_shape[k] = s[size_t(q[k])];
-  Tensor out = Tensor::empty(out_shape, in.dtype());
-  const size_t bytes = size_t(in.dtype().bytes());
-  const char* src = static_cast<const char*>(in.data());
-  char* dst = static_cast<char*>(out.data());
-  std::vector<int64_t> index(rank, 0);
-  for (int64_t flat = 0; flat < out.numel(); ++flat) {
-    int64_t offset = 0;
-    for (size_t k = 0; k < rank; ++k) offset += index[k] * in_strides[size_t(q[k])];
-    std::copy_n(src + size_t(offset) * bytes, bytes, dst + size_t(flat) * bytes);
-    for (size_t k = rank; k-- > 0;) {
-      if (++index[k] < out_shape[k]) break;
-      index[k] = 0;
-    }
-  }
-  return out;
+  std::vector<ir::Dim> dims;
+  for (int64_t axis : q) dims.push_back(ir::Dim(in.shape()[size_t(axis)]));
+  Expr call = ir::transpose(ir::ConstantNode::make(in), q);
+  call->checked_type = ir::TensorTypeNode::make(std::move(dims), in.dtype());
+  return reference::evaluate_call(*ir::as<ir::CallNode>(call), {&in, 1})[0];
 }
 
 // The elementwise ops a transpose passes through: the table's elementwise and broadcast ops
@@ -85,12 +70,6 @@ bool commutes_with_transpose(const ir::OpNode& op) {
     return false;
   if (!def.default_attrs) return true;
   return op.name == "cast" || op.name == "clip" || op.name == "nn.leaky_relu";
-}
-
-Expr transpose(const Expr& x, const Permutation& p) {
-  auto attrs = ir::make_attrs<ir::TransposeAttrs>();
-  attrs->axes = p;
-  return ir::call_op("transpose", {x}, attrs);
 }
 
 // `shape` (the transposed value's) in the untransposed order.
@@ -134,7 +113,7 @@ class TransposeSinker : public detail::TypedMutator {
   }
 
   Expr typed_transpose(const Expr& x, const Permutation& p, const ir::Type& type) {
-    Expr t = transpose(x, p);
+    Expr t = ir::transpose(x, p);
     t->checked_type = type;
     return t;
   }
@@ -143,8 +122,7 @@ class TransposeSinker : public detail::TypedMutator {
     auto outer = transpose_behind(self);
     auto inner = outer ? transpose_behind(call.args[0]) : std::nullopt;
     if (!inner) return self;
-    Permutation composed;
-    for (int64_t axis : outer->second) composed.push_back(inner->second[size_t(axis)]);
+    const Permutation composed = detail::compose_transposes(inner->second, outer->second);
     const Expr& source = inner->first->args[0];
     if (is_identity(composed)) return source;
     return typed_transpose(source, composed, self->checked_type);

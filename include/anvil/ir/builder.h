@@ -51,6 +51,9 @@ std::string blocked_layout(int64_t block);
 // itself the inverse transform (so transforms cancel where they meet).
 Expr transform_layout(const Expr& x, const std::string& src, const std::string& dst);
 
+// transpose(x, axes): output axis k is x's axis axes[k].
+Expr transpose(const Expr& x, std::vector<int64_t> axes);
+
 // strided_slice(x) over `axes` from begin to end (exclusive), step 1.
 Expr slice_axes(const Expr& x, std::vector<int64_t> begin, std::vector<int64_t> end,
                 std::vector<int64_t> axes);

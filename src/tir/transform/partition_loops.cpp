@@ -92,6 +92,12 @@ std::vector<Guard> guards_on(const Stmt& body, const VarNode* var) {
   return guards;
 }
 
+PrimExpr conjunction(const std::vector<PrimExpr>& terms) {
+  PrimExpr all = terms[0];
+  for (size_t i = 1; i < terms.size(); ++i) all = logical_and(all, terms[i]);
+  return all;
+}
+
 // Drops the proven terms of the listed guards: a guard with no other terms becomes its body.
 class GuardRemover : public Mutator {
  public:
@@ -101,9 +107,7 @@ class GuardRemover : public Mutator {
       if (g.node != node) continue;
       Stmt body = mutate(node->then_case);
       if (g.others.empty()) return body;
-      PrimExpr rest = g.others[0];
-      for (size_t i = 1; i < g.others.size(); ++i) rest = logical_and(rest, g.others[i]);
-      return IfThenElseNode::make(rest, body, Stmt());
+      return IfThenElseNode::make(conjunction(g.others), body, Stmt());
     }
     return Mutator::mutate_IfThenElse(node, self);
   }
@@ -129,9 +133,7 @@ class RemainderGuards : public Mutator {
         PrimExpr k = make_int(remainder_, offset.dtype());
         terms.push_back(make_int(0, offset.dtype()) < k + offset);
       }
-      PrimExpr condition = terms[0];
-      for (size_t t = 1; t < terms.size(); ++t) condition = logical_and(condition, terms[t]);
-      return IfThenElseNode::make(condition, mutate(node->then_case), Stmt());
+      return IfThenElseNode::make(conjunction(terms), mutate(node->then_case), Stmt());
     }
     return Mutator::mutate_IfThenElse(node, self);
   }
