@@ -62,6 +62,12 @@ const std::vector<IntrinsicInfo>& all_intrinsics() {
       // wrapping in int32. One AVX-512 VNNI vpdpbusd for N = 16 (of a broadcast), plain
       // widening arithmetic where the target has no VNNI; never saturating.
       {"u8i8_dot4_accumulate", 3, C::Builtin, true},
+      // bf16_dot2_accumulate(acc: float32xN, a: bfloat16x2, b: bfloat16x2N): lane l of the
+      // result is acc[l] + a[1] * b[2l + 1] + a[0] * b[2l], the products exact in float32 and
+      // each addition rounded once (in that order). One AVX-512 BF16 vdpbf16ps for N = 16 (of
+      // a broadcast pair), two fused multiply-adds on the widened values elsewhere; the
+      // instruction flushes denormals, the fallback keeps them.
+      {"bf16_dot2_accumulate", 3, C::Builtin, true},
       // prefetch(address_of(...)): a read hint; no effect on results.
       {"prefetch", 1, C::Builtin, false},
       // The packed calling convention (tir::transform::make_packed_api), read by both code

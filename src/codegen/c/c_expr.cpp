@@ -321,6 +321,17 @@ std::string FunctionEmitter::print_builtin(const CallNode* call, const std::stri
     }
     return paren("(int32_t)(" + sum + ")");
   }
+  if (op == "bf16_dot2_accumulate") {
+    // Lane l: acc[l] + a[1] * b[2l + 1], then + a[0] * b[2l], each a fused multiply-add of the
+    // widened values (the products are exact in float).
+    auto b_lane = [&](int k) {
+      return lane.empty() ? std::to_string(k) : "(" + lane + ") * 2 + " + std::to_string(k);
+    };
+    std::string odd = "fmaf(" + print(call->args[1], "1") + ", " + print(call->args[2], b_lane(1)) +
+                      ", " + arg(0) + ")";
+    return "fmaf(" + print(call->args[1], "0") + ", " + print(call->args[2], b_lane(0)) + ", " +
+           odd + ")";
+  }
   if (op == "anvil.arg_int64")
     return paren("((const AnvilValue*)" + arg(0) + ")[" + arg(1) + "].v_int64");
   if (op == "anvil.arg_float64")

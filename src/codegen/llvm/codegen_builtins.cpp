@@ -137,6 +137,62 @@ llvm::Value* CodeGenLLVM::emit_dot4_accumulate(const CallNode* call) {
   return acc;
 }
 
+llvm::Value* CodeGenLLVM::emit_bf16_dot2_accumulate(const CallNode* call) {
+  const int lanes = call->dtype.lanes;
+  if (lanes < 2 || call->args[1].dtype().lanes != 2 || call->args[2].dtype().lanes != 2 * lanes ||
+      !call->args[1].dtype().is_bfloat() || !call->args[2].dtype().is_bfloat())
+    throw_error("LLVM code generation of '", current_symbol_,
+                "': bf16_dot2_accumulate expects bfloat16x2 and bfloat16x", 2 * lanes, " operands");
+  llvm::Value* acc = emit(call->args[0]);
+  llvm::Value* a = emit(call->args[1]);  // <2 x i16>
+  llvm::Value* b = emit(call->args[2]);  // <2N x i16>
+  llvm::Type* i32 = builder_.getInt32Ty();
+  auto* words = llvm::FixedVectorType::get(i32, unsigned(lanes));
+  if ((lanes == 16 && target_.bf16_512) || ((lanes == 8 || lanes == 4) && target_.bf16_256)) {
+    const llvm::Intrinsic::ID id = lanes == 16  ? llvm::Intrinsic::x86_avx512bf16_dpbf16ps_512
+                                   : lanes == 8 ? llvm::Intrinsic::x86_avx512bf16_dpbf16ps_256
+                                                : llvm::Intrinsic::x86_avx512bf16_dpbf16ps_128;
+    llvm::Function* dpbf16ps = llvm::Intrinsic::getDeclaration(&module_, id);
+    llvm::Type* pairs = dpbf16ps->getFunctionType()->getParamType(1);
+    // The pair a in every lane, b as it is. LLVM declares the operands as bfloat vectors (16 of
+    // its releases) or as 32-bit words (earlier ones); the pair is repeated by a shuffle of its
+    // own type, since a bitcast of a word splat to bfloat sends LLVM 16's VectorCombine into
+    // endless recursion.
+    llvm::Value *a_pairs, *b_pairs;
+    if (pairs->getScalarType()->isIntegerTy(32)) {
+      a_pairs = builder_.CreateVectorSplat(unsigned(lanes), builder_.CreateBitCast(a, i32));
+      b_pairs = builder_.CreateBitCast(b, words);
+    } else {
+      auto* two = llvm::FixedVectorType::get(pairs->getScalarType(), 2);
+      std::vector<int> repeat(static_cast<size_t>(2 * lanes));
+      for (size_t k = 0; k < repeat.size(); ++k) repeat[k] = int(k % 2);
+      a_pairs = builder_.CreateShuffleVector(builder_.CreateBitCast(a, two), repeat);
+      b_pairs = builder_.CreateBitCast(b, pairs);
+    }
+    return builder_.CreateCall(dpbf16ps, {acc, a_pairs, b_pairs});
+  }
+  // Without the instruction: bfloat16 is the upper half of a float32, so each operand widens
+  // exactly; the odd elements' product is added first, as the instruction does.
+  auto* floats = llvm::FixedVectorType::get(builder_.getFloatTy(), unsigned(lanes));
+  auto widen = [&](llvm::Value* halves) {
+    auto* n = llvm::cast<llvm::FixedVectorType>(halves->getType());
+    llvm::Value* bits = builder_.CreateShl(
+        builder_.CreateZExt(halves, llvm::FixedVectorType::get(i32, n->getNumElements())), 16);
+    return builder_.CreateBitCast(
+        bits, llvm::FixedVectorType::get(builder_.getFloatTy(), n->getNumElements()));
+  };
+  llvm::Value* a_wide = widen(a);
+  for (int k : {1, 0}) {
+    std::vector<int> pick(static_cast<size_t>(lanes));
+    for (int l = 0; l < lanes; ++l) pick[size_t(l)] = 2 * l + k;
+    llvm::Value* b_k = widen(builder_.CreateShuffleVector(b, pick));
+    llvm::Value* a_k = builder_.CreateVectorSplat(
+        unsigned(lanes), builder_.CreateExtractElement(a_wide, uint64_t(k)));
+    acc = builder_.CreateIntrinsic(llvm::Intrinsic::fma, {floats}, {a_k, b_k, acc});
+  }
+  return acc;
+}
+
 llvm::Value* CodeGenLLVM::emit_builtin(const CallNode* call) {
   const std::string& op = call->op;
   llvm::Type* ptr = builder_.getPtrTy();
@@ -178,6 +234,7 @@ llvm::Value* CodeGenLLVM::emit_builtin(const CallNode* call) {
     return coerce(value, call->dtype);
   }
   if (op == "u8i8_dot4_accumulate") return emit_dot4_accumulate(call);
+  if (op == "bf16_dot2_accumulate") return emit_bf16_dot2_accumulate(call);
   if (op == "if_then_else") return emit_if_then_else(call);
   if (op == "prefetch") {
     llvm::Value* address = emit(call->args[0]);

@@ -36,6 +36,9 @@ struct ResolvedTarget {
   // zmm (AVX-512 VNNI), on ymm (AVX-VNNI, or AVX-512 VNNI with VL).
   bool vnni_512 = false;
   bool vnni_256 = false;
+  // vdpbf16ps on zmm (AVX-512 BF16), on ymm/xmm (with VL).
+  bool bf16_512 = false;
+  bool bf16_256 = false;
 };
 ResolvedTarget resolve_target(const Target& target);
 
@@ -160,6 +163,8 @@ class CodeGenLLVM {
   llvm::Value* emit_if_then_else(const tir::CallNode* call);
   // u8i8_dot4_accumulate: vpdpbusd where the target has VNNI, widening arithmetic elsewhere.
   llvm::Value* emit_dot4_accumulate(const tir::CallNode* call);
+  // bf16_dot2_accumulate: vdpbf16ps where the target has AVX-512 BF16, two FMAs elsewhere.
+  llvm::Value* emit_bf16_dot2_accumulate(const tir::CallNode* call);
   llvm::Value* string_constant(const std::string& text);
   llvm::FunctionCallee runtime_function(const char* name);
   // Fits value (an integer or pointer produced by a builtin) to the call's dtype.

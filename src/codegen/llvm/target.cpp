@@ -160,6 +160,8 @@ ResolvedTarget resolve_target(const Target& target) {
     resolved.vnni_512 = info->checkFeatures("+avx512vnni");
     resolved.vnni_256 =
         info->checkFeatures("+avxvnni") || (resolved.vnni_512 && info->checkFeatures("+avx512vl"));
+    resolved.bf16_512 = info->checkFeatures("+avx512bf16");
+    resolved.bf16_256 = resolved.bf16_512 && info->checkFeatures("+avx512vl");
   } else {
     resolved.vector_bits = 128;
   }
