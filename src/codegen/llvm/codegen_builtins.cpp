@@ -154,8 +154,8 @@ llvm::Value* CodeGenLLVM::emit_bf16_dot2_accumulate(const CallNode* call) {
                                                 : llvm::Intrinsic::x86_avx512bf16_dpbf16ps_128;
     llvm::Function* dpbf16ps = llvm::Intrinsic::getDeclaration(&module_, id);
     llvm::Type* pairs = dpbf16ps->getFunctionType()->getParamType(1);
-    // The pair a in every lane, b as it is. LLVM declares the operands as bfloat vectors (16 of
-    // its releases) or as 32-bit words (earlier ones); the pair is repeated by a shuffle of its
+    // The pair a in every lane, b as it is. LLVM declares the operands as bfloat vectors (LLVM
+    // 16) or as 32-bit words (earlier releases); the pair is repeated by a shuffle of its
     // own type, since a bitcast of a word splat to bfloat sends LLVM 16's VectorCombine into
     // endless recursion.
     llvm::Value *a_pairs, *b_pairs;
