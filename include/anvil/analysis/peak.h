@@ -18,4 +18,9 @@ struct PeakMeasurement {
 // Grows the run until it takes about 50 ms, then keeps the best of four runs of that length.
 PeakMeasurement measure_peak_flops(int max_vector_bits, int threads);
 
+// The bf16 rate of the host's bf16 dot-product unit (AVX-512 BF16: chains of vdpbf16ps, four
+// FLOPs per float lane: two products and their two additions), measured the same way; gflops 0
+// and an empty isa where the CPU has none. The bf16 kernels report their rates against it.
+PeakMeasurement measure_bf16_peak_flops(int threads);
+
 }  // namespace anvil::analysis
