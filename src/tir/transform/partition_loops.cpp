@@ -32,10 +32,15 @@ namespace {
 // condition is a conjunction: the terms that read the loop's variable are the ones to prove
 // (a tile that is cut both ways guards on `row < R and column < C`); the others stay behind for
 // a cut of another loop.
+struct InnerLoop {
+  Var var;
+  Range range;
+  ForKind kind;
+};
+
 struct Guard {
   const IfThenElseNode* node;
-  std::vector<std::pair<Var, Range>> inner_loops;
-  std::vector<ForKind> inner_kinds;  // parallel to inner_loops
+  std::vector<InnerLoop> inner_loops;
   std::vector<PrimExpr> on_var;
   std::vector<PrimExpr> others;
 };
@@ -54,15 +59,13 @@ void split_conjunction(const PrimExpr& e, std::vector<PrimExpr>& terms) {
 // then fails (the let's variable is unbounded), which only means no partition.
 std::vector<Guard> guards_on(const Stmt& body, const VarNode* var) {
   std::vector<Guard> guards;
-  std::vector<std::pair<Var, Range>> loops;
-  std::vector<ForKind> kinds;
+  std::vector<InnerLoop> loops;
   std::function<void(const Stmt&)> visit = [&](const Stmt& s) {
     if (const auto* loop = as<ForNode>(s)) {
-      loops.emplace_back(loop->loop_var, Range::from_min_extent(loop->min, loop->extent));
-      kinds.push_back(loop->for_kind);
+      loops.push_back(
+          {loop->loop_var, Range::from_min_extent(loop->min, loop->extent), loop->for_kind});
       visit(loop->body);
       loops.pop_back();
-      kinds.pop_back();
       return;
     }
     if (const auto* branch = as<IfThenElseNode>(s)) {
@@ -70,7 +73,7 @@ std::vector<Guard> guards_on(const Stmt& body, const VarNode* var) {
         return uses_var(e, [&](const VarNode* v) { return v == var; });
       };
       if (!branch->else_case && reads_var(branch->condition)) {
-        Guard guard{branch, loops, kinds, {}, {}};
+        Guard guard{branch, loops, {}, {}};
         std::vector<PrimExpr> terms;
         split_conjunction(branch->condition, terms);
         for (const PrimExpr& term : terms)
@@ -216,8 +219,8 @@ class Partitioner : public Mutator {
     std::vector<std::vector<PrimExpr>> offsets;
     for (const Guard& g : guards) {
       auto unrolled_inner = [&g](const VarNode* v) {
-        for (size_t i = 0; i < g.inner_loops.size(); ++i)
-          if (g.inner_loops[i].first.get() == v) return g.inner_kinds[i] == ForKind::Unrolled;
+        for (const InnerLoop& loop : g.inner_loops)
+          if (loop.var.get() == v) return loop.kind == ForKind::Unrolled;
         return false;
       };
       std::vector<PrimExpr> per_term;
@@ -256,9 +259,9 @@ class Partitioner : public Mutator {
     analyzer_.bind(node->loop_var, Range::from_min_extent(node->min, prefix));
     bool all = true;
     for (const Guard& g : guards) {
-      for (const auto& [var, range] : g.inner_loops) analyzer_.bind(var, range);
+      for (const InnerLoop& loop : g.inner_loops) analyzer_.bind(loop.var, loop.range);
       for (const PrimExpr& term : g.on_var) all = all && proves(term);
-      for (const auto& [var, range] : g.inner_loops) analyzer_.unbind(var);
+      for (const InnerLoop& loop : g.inner_loops) analyzer_.unbind(loop.var);
       if (!all) break;
     }
     analyzer_.unbind(node->loop_var);
