@@ -61,22 +61,16 @@ __attribute__((target("avx2,fma"))) float fma_loop_avx2(int64_t iterations) {
 }
 
 // AVX-512 BF16: each vdpbf16ps adds two bf16 products into each of 16 float lanes, 64 FLOPs.
-// The chains grow by a tiny constant product per step, so they stay finite and normal.
+// The chain loop's float constants are read as pairs of bfloat16 (0.999f's halves are about
+// 0.996 and -0.24, 0.001f's about 0.001 and 7e-28), so each step adds about 0.001 to every
+// lane: the chains stay finite and normal.
+__attribute__((target("avx512f,avx512bf16"))) inline __m512 dot_bf16_step(__m512 c, __m512 a,
+                                                                          __m512 b) {
+  return _mm512_dpbf16_ps(c, (__m512bh)a, (__m512bh)b);
+}
+
 __attribute__((target("avx512f,avx512bf16"))) float dot_loop_avx512_bf16(int64_t iterations) {
-  const __m512bh a = (__m512bh)_mm512_set1_epi16(0x3a83);  // bfloat16 0.001
-  const __m512bh b = a;
-  __m512 c[kChains];
-  for (int k = 0; k < kChains; ++k) c[k] = _mm512_set1_ps(float(k));
-  for (int64_t i = 0; i < iterations; ++i) {
-    c[0] = _mm512_dpbf16_ps(c[0], a, b), c[1] = _mm512_dpbf16_ps(c[1], a, b);
-    c[2] = _mm512_dpbf16_ps(c[2], a, b), c[3] = _mm512_dpbf16_ps(c[3], a, b);
-    c[4] = _mm512_dpbf16_ps(c[4], a, b), c[5] = _mm512_dpbf16_ps(c[5], a, b);
-    c[6] = _mm512_dpbf16_ps(c[6], a, b), c[7] = _mm512_dpbf16_ps(c[7], a, b);
-    c[8] = _mm512_dpbf16_ps(c[8], a, b), c[9] = _mm512_dpbf16_ps(c[9], a, b);
-    c[10] = _mm512_dpbf16_ps(c[10], a, b), c[11] = _mm512_dpbf16_ps(c[11], a, b);
-  }
-  __m512 sum = c[0];
-  for (int k = 1; k < kChains; ++k) sum = _mm512_add_ps(sum, c[k]);
+  ANVIL_CHAIN_LOOP(__m512, _mm512_set1_ps, dot_bf16_step, _mm512_add_ps);
   return sum_lanes<__m512, 16>(sum);
 }
 
