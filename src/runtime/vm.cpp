@@ -187,7 +187,6 @@ class VirtualMachine::Impl {
 
   VmMemoryUse memory_use() const {
     VmMemoryUse use;
-    use.arena_bytes = 0;
     for (const Tensor& buffer : arena_) use.arena_bytes += buffer.nbytes();
     use.arena_buffers = int64_t(arena_.size());
     use.allocated_bytes = allocated_bytes_;
