@@ -126,7 +126,7 @@ FusedGraph fuse_graph(const ir::IRModule& mod,
                       const BuildOptions& options) {
   BuildStart begun = start_build(mod, params, options);
   return FusedGraph{
-      optimize(begun.bound, options.pass_context, begun.vector_bits / 32, begun.target.keys),
+      optimize(begun.bound, options.pass_context, begun.pipeline),
       begun.lower_options};
 }
 
@@ -135,7 +135,7 @@ GraphMemoryPlan plan_graph_memory(const ir::IRModule& mod,
                                   const BuildOptions& options) {
   BuildStart begun = start_build(mod, params, options);
   ir::IRModule fused =
-      optimize(begun.bound, options.pass_context, begun.vector_bits / 32, begun.target.keys);
+      optimize(begun.bound, options.pass_context, begun.pipeline);
   ir::Function main = fused.get_function("main");
   reject_run_time_shapes(main);
   check_every_op_has_compute(main);
@@ -155,7 +155,7 @@ BuiltModule build(const ir::IRModule& mod,
     remarks.push_back(pass + ": " + text);
     options.pass_context.remark(pass, text);
   };
-  ir::IRModule fused = optimize(begun.bound, ctx, begun.vector_bits / 32, begun.target.keys);
+  ir::IRModule fused = optimize(begun.bound, ctx, begun.pipeline);
   reject_run_time_shapes(fused.get_function("main"));
 
   PhaseTimes times;

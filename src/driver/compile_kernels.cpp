@@ -31,6 +31,7 @@ BuildStart start_build(const ir::IRModule& mod,
   auto [target, vector_bits] = resolve_build_target(options.target);
   start.target = target;
   start.vector_bits = vector_bits;
+  start.pipeline = {vector_bits / 32, target.keys, target.has_bf16_dot_product()};
   start.bound = transform::bind_params(ir::infer_type(mod), params);
   start.lower_options.vector_bits = vector_bits;
   start.lower_options.target_kind = target.kind;

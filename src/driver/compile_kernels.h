@@ -15,6 +15,7 @@
 #include "anvil/runtime/module.h"
 #include "anvil/tir/tir.h"
 #include "driver/lower_graph.h"
+#include "driver/pipeline.h"
 
 namespace anvil::driver {
 
@@ -23,6 +24,7 @@ namespace anvil::driver {
 struct BuildStart {
   codegen::Target target;
   int vector_bits = 0;
+  PipelineTarget pipeline;  // what the graph passes know of the target
   ir::IRModule bound;
   lower::LowerGroupOptions lower_options;
   LowerProgress lower_progress;  // empty without options.progress

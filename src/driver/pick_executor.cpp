@@ -72,7 +72,7 @@ std::string pick_executor(const ir::IRModule& mod,
     if (!is_static_type(param->checked_type ? param->checked_type : param->annotation)) return "vm";
   if (graph_executor_can_run(begun.bound)) return "graph";
   ir::IRModule optimized = optimize_before_fusion(begun.bound, options.pass_context,
-                                                  begun.vector_bits / 32, begun.target.keys);
+                                                  begun.pipeline);
   return graph_executor_can_run(ir::infer_type(optimized)) ? "graph" : "vm";
 }
 

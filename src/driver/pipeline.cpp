@@ -4,6 +4,8 @@
 #include "driver/pipeline.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
 #include <charconv>
 #include <string>
 
@@ -35,8 +37,9 @@ ir::IRModule fuse_for(const ir::IRModule& mod, const PassContext& ctx) {
   return transform::fuse_ops(mod, fuse_level, max_depth);
 }
 
-std::vector<Pass> passes_before_fusion(int vector_lanes,
-                                       const std::vector<std::string>& strategy_keys) {
+std::vector<Pass> passes_before_fusion(const PipelineTarget& target) {
+  const int vector_lanes = target.vector_lanes;
+  const std::vector<std::string>& strategy_keys = target.strategy_keys;
   return {
       pass("InferType", 0, [](const ir::IRModule& m) { return ir::infer_type(m); }),
       pass("DynamicToStatic", 0, transform::dynamic_to_static),
@@ -57,6 +60,13 @@ std::vector<Pass> passes_before_fusion(int vector_lanes,
       pass("Conv1dAsConv2d", 3, transform::conv1d_as_conv2d),
       pass("Conv3dAsConv2d", 3, transform::conv3d_as_conv2d),
       pass("SinkTransposes", 3, transform::sink_transposes),
+      // After the passes that fold scales into weights and turn other convolutions into
+      // conv2d (in float32), before AlterOpLayout packs the bf16 weights.
+      Pass{"ToMixedPrecision", 0,
+           [target](const ir::IRModule& m, const PassContext& ctx) {
+             return resolve_precision(ctx, target) == "bf16" ? transform::to_mixed_precision(m)
+                                                             : m;
+           }},
       Pass{"AlterOpLayout", 3,
            [vector_lanes, strategy_keys](const ir::IRModule& m, const PassContext& ctx) {
              std::vector<std::string> remarks;
@@ -75,24 +85,40 @@ std::vector<Pass> passes_before_fusion(int vector_lanes,
 
 std::vector<std::string> pass_names() {
   std::vector<std::string> names;
-  for (const Pass& p : passes_before_fusion(1, {}))
+  for (const Pass& p : passes_before_fusion(PipelineTarget{}))
     if (std::find(names.begin(), names.end(), p.name) == names.end()) names.push_back(p.name);
   names.push_back("FuseOps");
   return names;
 }
 
-ir::IRModule optimize(const ir::IRModule& mod, const PassContext& ctx, int vector_lanes,
-                      const std::vector<std::string>& strategy_keys) {
-  std::vector<Pass> passes = passes_before_fusion(vector_lanes, strategy_keys);
+std::string resolve_precision(const PassContext& ctx, const PipelineTarget& target) {
+  const std::string asked = ctx.get_config("anvil.precision", "fp32");
+  if (asked != "fp32" && asked != "bf16" && asked != "auto")
+    throw Error("pass config anvil.precision must be fp32, bf16 or auto, got '" + asked + "'");
+  if (asked == "auto") return target.bf16_dot_product ? "bf16" : "fp32";
+  if (asked == "bf16" && !target.bf16_dot_product) {
+    // Once per process: a build runs the pipeline once or twice (executor choice, then build).
+    static std::atomic<bool> said{false};
+    if (!said.exchange(true))
+      std::fprintf(stderr,
+                   "precision bf16: the target has no bf16 dot-product unit (AVX-512 BF16); "
+                   "building in fp32\n");
+    return "fp32";
+  }
+  return asked;
+}
+
+ir::IRModule optimize(const ir::IRModule& mod, const PassContext& ctx,
+                      const PipelineTarget& target) {
+  std::vector<Pass> passes = passes_before_fusion(target);
   passes.push_back(Pass{
       "FuseOps", 0, [](const ir::IRModule& m, const PassContext& c) { return fuse_for(m, c); }});
   return transform::run_passes(mod, passes, ctx);
 }
 
 ir::IRModule optimize_before_fusion(const ir::IRModule& mod, const PassContext& ctx,
-                                    int vector_lanes,
-                                    const std::vector<std::string>& strategy_keys) {
-  return transform::run_passes(mod, passes_before_fusion(vector_lanes, strategy_keys), ctx);
+                                    const PipelineTarget& target) {
+  return transform::run_passes(mod, passes_before_fusion(target), ctx);
 }
 
 ir::IRModule fuse_groups(const ir::IRModule& mod, const PassContext& ctx) {

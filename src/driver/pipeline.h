@@ -10,17 +10,29 @@
 
 namespace anvil::driver {
 
-// The passes for ctx.opt_level, with params already bound; vector_lanes is the target's
-// float32 SIMD width (AlterOpLayout's block size), strategy_keys the target keys whose strategy
-// records AlterOpLayout asks (empty: the CPU's). Returns @main made of fused groups.
-ir::IRModule optimize(const ir::IRModule& mod, const transform::PassContext& ctx, int vector_lanes,
-                      const std::vector<std::string>& strategy_keys = {});
+// What the graph passes need to know of the target: its float32 SIMD width (AlterOpLayout's
+// block size), the keys whose strategy records AlterOpLayout asks (empty: the CPU's), and
+// whether it has a bfloat16 dot-product unit (what --precision auto asks).
+struct PipelineTarget {
+  int vector_lanes = 16;
+  std::vector<std::string> strategy_keys;
+  bool bf16_dot_product = false;
+};
+
+// The passes for ctx.opt_level, with params already bound. Returns @main made of fused groups.
+ir::IRModule optimize(const ir::IRModule& mod, const transform::PassContext& ctx,
+                      const PipelineTarget& target);
 
 // optimize() without its last pass, FuseOps: the virtual machine fuses each control-flow region
 // of the result itself.
 ir::IRModule optimize_before_fusion(const ir::IRModule& mod, const transform::PassContext& ctx,
-                                    int vector_lanes,
-                                    const std::vector<std::string>& strategy_keys = {});
+                                    const PipelineTarget& target);
+
+// The precision the build runs its products in, from the pass config "anvil.precision" (fp32,
+// bf16 or auto; fp32 when unset) and the target: auto is bf16 where the target has a bf16
+// dot-product unit; bf16 on a target without one falls back to fp32 and says so on stderr.
+// Throws Error for any other value.
+std::string resolve_precision(const transform::PassContext& ctx, const PipelineTarget& target);
 
 // FuseOps at the fusion level and max depth that ctx selects (the last pass of optimize()).
 ir::IRModule fuse_groups(const ir::IRModule& mod, const transform::PassContext& ctx);

@@ -133,7 +133,7 @@ VmModule build_vm(const ir::IRModule& mod,
                   const BuildOptions& options) {
   BuildStart begun = start_build(mod, params, options);
   ir::IRModule optimized = optimize_before_fusion(begun.bound, options.pass_context,
-                                                  begun.vector_bits / 32, begun.target.keys);
+                                                  begun.pipeline);
   VmProgram program = compile_vm_program(optimized, options.pass_context, begun.lower_options);
 
   std::vector<tir::PrimFunc> kernels;

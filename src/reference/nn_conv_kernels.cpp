@@ -281,6 +281,31 @@ std::vector<Tensor> deformable_conv_kernel(const KernelArgs& args, bool modulate
   return {from_doubles(y, {batch, out_channels, out_h, out_w}, args.out_dtype())};
 }
 
+// nn.contrib_conv2d_NCHWc_bf16: the packed weight unpacked to OIHW (input channel 2q + r of a
+// block and output channel j at [q, 2j + r]), then the plain kernel on the blocked data.
+std::vector<Tensor> conv2d_nchwc_bf16_kernel(const KernelArgs& args) {
+  const Tensor& packed = args.inputs[1];
+  std::vector<int64_t> k = packed.shape_vector();
+  const int64_t out_blocks = k[0], in_blocks = k[1], taps = k[2] * k[3], ib = k[4] * 2,
+                ob = k[5] / 2;
+  const int64_t out = out_blocks * ob, in = in_blocks * ib;
+  std::vector<double> src = to_doubles(packed), oihw(src.size());
+  for (int64_t o = 0; o < out; ++o)
+    for (int64_t i = 0; i < in; ++i)
+      for (int64_t t = 0; t < taps; ++t) {
+        const int64_t c = i % ib;
+        oihw[size_t((o * in + i) * taps + t)] =
+            src[size_t((((o / ob * in_blocks + i / ib) * taps + t) * (ib / 2) + c / 2) * ob * 2 +
+                       o % ob * 2 + c % 2)];
+      }
+  const Tensor weight = from_doubles(oihw, {out, in, k[2], k[3]}, DataType::float32());
+  ir::Conv2DAttrs attrs = args.attrs_as<ir::Conv2DAttrs>();
+  attrs.kernel_layout = "OIHW";
+  if (attrs.out_layout.empty()) attrs.out_layout = "NCHW" + std::to_string(ob) + "c";
+  const std::vector<Tensor> inputs = {args.inputs[0], weight};
+  return conv_with<2, double>(KernelArgs{inputs, &attrs, args.out_type}, attrs);
+}
+
 }  // namespace
 
 void register_nn_conv_kernels() {
@@ -289,6 +314,7 @@ void register_nn_conv_kernels() {
   register_kernel("nn.conv3d", conv_kernel<3>);
   // The blocked layouts are read like any other, so the plain kernel serves.
   register_kernel("nn.contrib_conv2d_NCHWc", conv_kernel<2>);
+  register_kernel("nn.contrib_conv2d_NCHWc_bf16", conv2d_nchwc_bf16_kernel);
   register_kernel("nn.conv1d_transpose", conv_transpose_kernel<1>);
   register_kernel("nn.conv2d_transpose", conv_transpose_kernel<2>);
   register_kernel("nn.conv3d_transpose", conv_transpose_kernel<3>);

@@ -33,6 +33,7 @@ struct CompileOptions {
   std::string tuning_records;
   bool strict_records = false;
   std::string desired_layout;
+  std::string precision;
   std::vector<std::string> disabled_passes;
   std::vector<std::string> pass_config;
   std::vector<std::string> dump_code;
@@ -112,6 +113,7 @@ void compile_model(const CompileOptions& options) {
     ctx.config[entry.substr(0, eq)] = entry.substr(eq + 1);
   }
   if (!options.desired_layout.empty()) ctx.config["relay.desired_layout"] = options.desired_layout;
+  if (!options.precision.empty()) ctx.config["anvil.precision"] = options.precision;
   ctx.print_pass_times = options.print_pass_times;
   ctx.dump_after = options.dump_after;
   ctx.dump = [](const std::string& pass, const ir::IRModule& m) {
@@ -210,6 +212,11 @@ void add_compile_command(CLI::App& app) {
   cmd->add_option("--desired-layout", options->desired_layout,
                   "convert 2-D convolutions to this data layout: NCHW or NHWC")
       ->check(CLI::IsMember({"NCHW", "NHWC"}));
+  cmd->add_option("--precision", options->precision,
+                  "the precision of convolutions and matrix products: fp32 (default, exact), "
+                  "bf16 (bfloat16 operands, float32 sums) or auto (bf16 where the target has a "
+                  "bf16 dot-product unit)")
+      ->check(CLI::IsMember({"fp32", "bf16", "auto"}));
   cmd->add_option("--disabled-pass", options->disabled_passes,
                   "graph passes not to run, comma-separated (e.g. FoldScaleAxis,AlterOpLayout)")
       ->delimiter(',');

@@ -45,6 +45,9 @@ struct Target {
   int vector_bits() const;
   // Number of vector registers (32 with avx512f, 16 otherwise on x86-64).
   int vector_registers() const;
+  // True when the target has a bfloat16 dot-product unit that the bf16 kernels use
+  // (AVX-512 BF16's vdpbf16ps); false for the c target, which emulates it.
+  bool has_bf16_dot_product() const;
 };
 
 }  // namespace anvil::codegen

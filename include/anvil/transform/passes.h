@@ -80,6 +80,12 @@ ir::IRModule alter_op_layout(const ir::IRModule& mod, int vector_lanes,
                              std::vector<std::string>* remarks = nullptr,
                              const std::vector<std::string>& strategy_keys = {});
 
+// The products that carry a network's multiply-adds (nn.conv2d, nn.dense, nn.matmul) with a
+// constant weight take bfloat16 operands and a float32 result: the weight rounded here, the
+// data through a cast. Only products the bf16 kernels take are changed (see
+// src/transform/to_mixed_precision.cpp); every other op stays float32.
+ir::IRModule to_mixed_precision(const ir::IRModule& mod);
+
 // Each nn.conv1d (NCW, OIW, groups 1, at least 8 input and output channels, constant weight)
 // becomes squeeze(nn.conv2d(expand_dims(x, 2), w viewed as OI1W)) over a single row, for the
 // target's blocked conv2d strategy.

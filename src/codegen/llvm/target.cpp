@@ -326,6 +326,10 @@ int Target::vector_bits() const {
   return llvm_backend::resolve_target(llvm_view).vector_bits;
 }
 
+bool Target::has_bf16_dot_product() const {
+  return kind == "llvm" && llvm_backend::resolve_target(*this).bf16_512;
+}
+
 int Target::vector_registers() const {
   std::string triple = mtriple.empty() ? llvm::sys::getDefaultTargetTriple() : mtriple;
   llvm::Triple parsed(triple);

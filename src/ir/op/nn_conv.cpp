@@ -1,5 +1,5 @@
 // Convolutions: nn.conv1d/2d/3d, their transposes, the blocked
-// nn.contrib_conv2d_NCHWc that AlterOpLayout rewrites conv2d into, and the
+// nn.contrib_conv2d_NCHWc (and its bf16 form) that AlterOpLayout rewrites conv2d into, and the
 // deformable convolutions. Shapes are read through nn::Layout into the
 // canonical (N, C, spatial...) and (O, I, kernel...) orders, so NHWC with HWIO
 // or OHWI and blocked layouts take the same path as NCHW.
@@ -120,6 +120,42 @@ Type conv2d_nchwc_relation(const RelationArgs& args) {
     throw_error("attribute 'kernel_layout' = \"", a.kernel_layout,
                 "\" must block both channel axes, as in OIHW16i16o");
   return conv_relation<2>(args);
+}
+
+// nn.contrib_conv2d_NCHWc_bf16: bfloat16 data (N, C/ib, H, W, ib) and a bfloat16 weight packed
+// two input channels deep, (O/ob, C/ib/groups, KH, KW, ib/2, ob*2), whose channel pair (2q,
+// 2q+1) of output channel j sits at [q, 2j], [q, 2j+1]; summed in float32 into (N, O/ob, OH, OW,
+// ob). Made by the x86 bf16 strategy of nn.conv2d, which knows the channels and the image size:
+// only the batch may be a size variable.
+Type conv2d_nchwc_bf16_relation(const RelationArgs& args) {
+  const TensorTypeNode& data = args.tensor(0);
+  const TensorTypeNode& weight = args.tensor(1);
+  if (data.dtype != DataType::bfloat16() || weight.dtype != DataType::bfloat16())
+    throw_error("expects bfloat16 data and weight, got ", nn::inputs_text(args));
+  std::optional<std::vector<int64_t>> w = weight.static_shape();
+  if (!data.shape || data.shape->size() != 5 || !w || w->size() != 6)
+    throw_error("expects 5-D data and a static 6-D weight, got ", nn::inputs_text(args));
+  const std::vector<Dim>& d = *data.shape;
+  for (size_t i = 1; i < 5; ++i)
+    if (!d[i].is_static())
+      throw_error("data dim ", i, " must be static, got ", nn::inputs_text(args));
+  const auto& a = args.attrs_as<Conv2DAttrs>();
+  const int64_t groups = std::max<int64_t>(1, a.groups);
+  const std::vector<int64_t>& k = *w;
+  if (d[1].int_value() != k[1] * groups || d[4].int_value() != k[4] * 2 || k[5] % 2 != 0 ||
+      k[0] % groups != 0)
+    throw_error("data blocks (", d[1].to_string(), " x ", d[4].to_string(),
+                ") do not match the weight's (", k[1], " x ", k[4], " x 2) in ", groups,
+                " group(s) of ", k[0], " output blocks");
+  std::vector<int64_t> strides = nn::spatial_attr(a.strides, 2, "strides", 1);
+  std::vector<int64_t> dilation = nn::spatial_attr(a.dilation, 2, "dilation", 1);
+  std::vector<int64_t> pad = nn::expand_padding(a.padding, 2);
+  std::vector<Dim> out = {d[0], k[0]};
+  for (size_t i = 0; i < 2; ++i)
+    out.push_back(nn::window_output(d[2 + i], k[2 + i], strides[i], dilation[i], pad[i],
+                                    pad[2 + i], false, "kernel", "HW"[i]));
+  out.push_back(k[5] / 2);
+  return TensorTypeNode::make(std::move(out), DataType::float32());
 }
 
 template <int N>
@@ -269,6 +305,14 @@ void register_nn_conv_ops(OpTable& table) {
       .inputs({"data", "weight"})
       .attrs<Conv2DAttrs>()
       .type_relation(conv2d_nchwc_relation)
+      .fusion_pattern(OpPattern::OutEWiseFusable);
+  table.add("nn.contrib_conv2d_NCHWc_bf16")
+      .describe(
+          "blocked 2-D convolution of bfloat16 data (NCHW{ib}c) by bfloat16 weights packed two "
+          "input channels deep (OIHW{ib/2}i{ob}o2i), summed in float32 (NCHW{ob}c)")
+      .inputs({"data", "weight"})
+      .attrs<Conv2DAttrs>()
+      .type_relation(conv2d_nchwc_bf16_relation)
       .fusion_pattern(OpPattern::OutEWiseFusable);
 }
 

@@ -31,6 +31,7 @@
 #include "anvil/ir/attrs/nn.h"
 #include "anvil/ir/builder.h"
 #include "anvil/ir/op.h"
+#include "topi/x86/dot_conv.h"
 #include "topi/x86/families.h"
 #include "topi/x86/x86_util.h"
 
@@ -359,27 +360,6 @@ LayoutRewrite rewrite_int8_conv(const LayoutArgs& args) {
   return LayoutRewrite{
       blocked_int8_conv(data, weight, zero_point, plan, &args.call.attrs_as<ir::Conv2DAttrs>()),
       plan.out_block, plan.stored_out};
-}
-
-// Rows of a dense layer the blocked convolution's schedule tiles at a time (its batch, see
-// schedule_conv2d_int8).
-constexpr int64_t kRowTile = 8;
-
-// The leading dims of qnn.dense's data (..., K) as a reshape target with N last: static dims
-// as they are, at most one symbolic dim as -1; nullopt when the data's shape does not allow it.
-std::optional<std::vector<int64_t>> dense_output_shape(const ir::TensorTypeNode& data, int64_t n) {
-  if (!data.shape || data.shape->size() < 2 || !data.shape->back().is_static()) return std::nullopt;
-  std::vector<int64_t> shape;
-  int symbolic = 0;
-  for (size_t d = 0; d + 1 < data.shape->size(); ++d) {
-    const ir::Dim& dim = (*data.shape)[d];
-    if (dim.is_any()) return std::nullopt;
-    symbolic += !dim.is_static();
-    shape.push_back(dim.is_static() ? dim.int_value() : -1);
-  }
-  if (symbolic > 1) return std::nullopt;
-  shape.push_back(n);
-  return shape;
 }
 
 // qnn.dense (..., K) x (N, K): the rows (every leading index) as pixels of a 1x1 convolution

@@ -7,6 +7,7 @@ namespace anvil::topi {
 
 void register_x86_strategies() {
   x86::register_elemwise_binary_strategies();
+  x86::register_nn_bf16_strategies();
   x86::register_nn_conv_strategies();
   x86::register_nn_conv_winograd_strategies();
   x86::register_nn_dense_strategies();
