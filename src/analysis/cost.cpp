@@ -213,7 +213,8 @@ void op_work(const ir::CallNode& call, const ir::OpNode& op, OpCost& cost) {
 
   int64_t macs = -1;
   if (name == "nn.conv1d") macs = conv_macs<ir::Conv1DAttrs>(call, 1);
-  if (name == "nn.conv2d" || name == "nn.contrib_conv2d_NCHWc")
+  if (name == "nn.conv2d" || name == "nn.contrib_conv2d_NCHWc" ||
+      name == "nn.contrib_conv2d_NCHWc_bf16")
     macs = conv_macs<ir::Conv2DAttrs>(call, 1);
   if (name == "nn.conv3d") macs = conv_macs<ir::Conv3DAttrs>(call, 1);
   // Counted as the direct 3x3 convolution it replaces, so that GFLOP/s stay comparable: each

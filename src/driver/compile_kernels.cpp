@@ -44,6 +44,13 @@ BuildStart start_build(const ir::IRModule& mod,
   return start;
 }
 
+std::string build_precision(const BuildOptions& options) {
+  const codegen::Target target = resolve_build_target(options.target).target;
+  PipelineTarget pipeline;
+  pipeline.bf16_dot_product = target.has_bf16_dot_product();
+  return resolve_precision(options.pass_context, pipeline);
+}
+
 namespace {
 
 Module load_c_library(const std::vector<tir::PrimFunc>& kernels) {

@@ -124,6 +124,7 @@ void compile_model(const CompileOptions& options) {
   build_options.progress = [&progress](const std::string& phase, int done, int total) {
     progress.update(phase == "lower" ? "lowering kernels" : "generating code", done, total);
   };
+  const std::string precision = driver::build_precision(build_options);
   std::string executor = options.executor;
   if (executor == "auto") executor = driver::pick_executor(mod, params, build_options);
   std::vector<std::string> dumped;
@@ -166,6 +167,7 @@ void compile_model(const CompileOptions& options) {
                               {"output", options.output},
                               {"target", options.target},
                               {"opt_level", options.opt_level},
+                              {"precision", precision},
                               {"executor", executor},
                               {"seconds", seconds},
                               {"dumped", dumped},
@@ -174,9 +176,9 @@ void compile_model(const CompileOptions& options) {
                               {"default_kept_kernels", records.kept_default()}};
     std::printf("%s\n", summary.dump().c_str());
   } else if (!options.quiet) {
-    std::fprintf(stderr, "compiled %s at -O%d for %s into %s (%s package) in %.1f s\n",
-                 source.c_str(), options.opt_level, options.target.c_str(), options.output.c_str(),
-                 executor.c_str(), seconds);
+    std::fprintf(stderr, "compiled %s at -O%d in %s for %s into %s (%s package) in %.1f s\n",
+                 source.c_str(), options.opt_level, precision.c_str(), options.target.c_str(),
+                 options.output.c_str(), executor.c_str(), seconds);
     if (!options.tuning_records.empty())
       std::fprintf(stderr,
                    "applied tuning records from %s to %d kernels, kept the default schedule of %d "

@@ -161,7 +161,11 @@ void print_executor_profile(const RunOptions& options, Executor& executor) {
   const bool rates =
       std::any_of(rows.begin(), rows.end(), [](const KernelProfile& row) { return row.flops > 0; });
   const double peak = rates ? analysis::measure_peak_flops(512, num_threads()).gflops : 0.0;
-  print_profile(rows, run_ms, peak);
+  const bool bf16 = std::any_of(rows.begin(), rows.end(), [](const KernelProfile& row) {
+    return row.flops > 0 && row.fused_ops.find("_bf16") != std::string::npos;
+  });
+  const double bf16_peak = bf16 ? analysis::measure_bf16_peak_flops(num_threads()).gflops : 0.0;
+  print_profile(rows, run_ms, peak, bf16_peak);
 }
 
 // The graph executor's profile ends with what its storage plan holds; the VM's with its arena

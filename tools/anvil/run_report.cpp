@@ -54,11 +54,20 @@ void print_top(const Tensor& output, int n) {
                 values[size_t(order[i])]);
 }
 
-void print_profile(const std::vector<KernelProfile>& rows, double run_ms, double peak_gflops) {
+// The precision a kernel computes its products in, from its ops: the bf16 convolution, the
+// int8 (qnn) ones, float32 otherwise.
+const char* kernel_precision(const KernelProfile& row) {
+  if (row.fused_ops.find("_bf16") != std::string::npos) return "bf16";
+  if (row.fused_ops.find("qnn.") != std::string::npos) return "int8";
+  return "fp32";
+}
+
+void print_profile(const std::vector<KernelProfile>& rows, double run_ms, double peak_gflops,
+                   double bf16_peak_gflops) {
   double kernels_ms = 0;
   for (const KernelProfile& row : rows) kernels_ms += row.mean_ms;
-  std::printf("%-40s %-36s %10s %8s %9s %7s\n", "kernel", "fused ops", "mean (ms)", "percent",
-              "GFLOP/s", "% peak");
+  std::printf("%-40s %-36s %10s %8s %9s %7s %9s\n", "kernel", "fused ops", "mean (ms)", "percent",
+              "GFLOP/s", "% peak", "precision");
   for (const KernelProfile& row : rows) {
     std::string ops = row.fused_ops.empty() ? "-" : row.fused_ops;
     if (ops.size() > 36) ops = ops.substr(0, 33) + "...";
@@ -68,16 +77,23 @@ void print_profile(const std::vector<KernelProfile>& rows, double run_ms, double
       char buffer[32];
       std::snprintf(buffer, sizeof buffer, "%.1f", rate);
       gflops = buffer;
-      if (peak_gflops > 0) {
-        std::snprintf(buffer, sizeof buffer, "%.1f%%", 100.0 * rate / peak_gflops);
+      // A bf16 kernel's share is of the bf16 peak (vdpbf16ps does twice an FMA's work).
+      const double peak = std::string(kernel_precision(row)) == "bf16" && bf16_peak_gflops > 0
+                              ? bf16_peak_gflops
+                              : peak_gflops;
+      if (peak > 0) {
+        std::snprintf(buffer, sizeof buffer, "%.1f%%", 100.0 * rate / peak);
         share = buffer;
       }
     }
-    std::printf("%-40s %-36s %10.4f %7.2f%% %9s %7s\n", row.node_name.c_str(), ops.c_str(),
-                row.mean_ms, row.percent, gflops.c_str(), share.c_str());
+    std::printf("%-40s %-36s %10.4f %7.2f%% %9s %7s %9s\n", row.node_name.c_str(), ops.c_str(),
+                row.mean_ms, row.percent, gflops.c_str(), share.c_str(), kernel_precision(row));
   }
   if (peak_gflops > 0)
     std::printf("peak: %.1f GFLOP/s (FP32, measured on %d threads)\n", peak_gflops, num_threads());
+  if (bf16_peak_gflops > 0)
+    std::printf("peak: %.1f GFLOP/s (BF16, measured on %d threads)\n", bf16_peak_gflops,
+                num_threads());
   std::printf("kernels: %.4f ms of a %.4f ms run (%.1f%%)\n", kernels_ms, run_ms,
               run_ms > 0 ? 100.0 * kernels_ms / run_ms : 0.0);
   // Which schedule strategy compiled each kernel, and why a strategy declined, in the same

@@ -18,11 +18,12 @@ void print_time_summary(const BenchmarkResult& result);
 // The n largest values of a tensor (flattened) with their indices, largest first.
 void print_top(const Tensor& output, int n);
 
-// One row per kernel (name, fused ops, mean ms, share, GFLOP/s), slowest first, then the sum
-// of the kernel times against the measured whole-run time.
-// peak_gflops: the machine's measured FP32 peak on the run's threads (0: not measured), for the
-// "% peak" column.
-void print_profile(const std::vector<KernelProfile>& rows, double run_ms, double peak_gflops);
+// One row per kernel (name, fused ops, mean ms, share, GFLOP/s, % peak, the precision of its
+// products), slowest first, then the sum of the kernel times against the measured whole-run
+// time. peak_gflops / bf16_peak_gflops: the machine's measured FP32 / BF16 peaks on the run's
+// threads (0: not measured), for the "% peak" column of float32 / bf16 kernels.
+void print_profile(const std::vector<KernelProfile>& rows, double run_ms, double peak_gflops,
+                   double bf16_peak_gflops = 0);
 
 // "1.5 KiB", "12.3 MiB": bytes in binary units, one decimal (whole bytes below 1 KiB).
 std::string binary_bytes(int64_t bytes);

@@ -88,6 +88,11 @@ std::string pick_executor(const ir::IRModule& mod,
                           const std::vector<std::pair<std::string, Tensor>>& params,
                           const BuildOptions& options = {});
 
+// The precision build() runs convolutions and matrix products in for these options: "fp32" or
+// "bf16", from the pass config "anvil.precision" (fp32, bf16 or auto) and the target
+// (docs/precision.md). Throws Error for an unknown value.
+std::string build_precision(const BuildOptions& options);
+
 // The names of the graph passes of the pipeline, in order (what --disabled-pass accepts).
 std::vector<std::string> pass_names();
 
