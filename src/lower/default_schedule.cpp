@@ -212,8 +212,9 @@ tir::PrimFunc schedule_group(const tir::PrimFunc& func, const ir::Function& fn,
       }
     }
     if (strategies.empty())
-      if (const topi::Strategy* layout =
-              topi::find_strategy(op, options.strategy_keys, topi::LayoutRole::Anchor)) {
+      for (const topi::Strategy* layout : topi::find_strategies(op, options.strategy_keys)) {
+        if (layout->layout_role != topi::LayoutRole::Anchor || !topi::computes_in(*layout, *anchor))
+          continue;
         // An op whose strategy starts with a layout (a convolution to be blocked) reaches the
         // scheduler in its own form only when that strategy declined it: say why again here.
         std::string reason =
@@ -221,6 +222,7 @@ tir::PrimFunc schedule_group(const tir::PrimFunc& func, const ir::Function& fn,
         if (reason.empty())
           reason = "not rewritten to its layout (AlterOpLayout runs at -O3, on constant weights)";
         decline(layout->name, reason);
+        break;
       }
   }
   // The auto-scheduler starts from the function as lowering made it: it inlines by its own

@@ -194,6 +194,13 @@ const Strategy* find_strategy(std::string_view op_name, std::span<const std::str
   return nullptr;
 }
 
+bool computes_in(const Strategy& record, const ir::CallNode& call) {
+  if (record.precisions.empty() || call.args.empty()) return true;
+  const auto* data = ir::as<ir::TensorTypeNode>(call.args[0]->checked_type);
+  return !data || std::find(record.precisions.begin(), record.precisions.end(), data->dtype) !=
+                      record.precisions.end();
+}
+
 const ComputeFn* find_strategy_compute(std::string_view op_name,
                                        std::span<const std::string> target_keys) {
   for (const Strategy* s : find_strategies(op_name, target_keys))

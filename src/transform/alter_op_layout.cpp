@@ -101,7 +101,8 @@ class LayoutAlterer : public detail::TypedMutator {
     if (op) {
       std::vector<const topi::Strategy*> records = topi::find_strategies(op->name, keys_);
       for (const topi::Strategy* record : records)
-        if (record->layout_role == topi::LayoutRole::Anchor && computes_in(*record, *node))
+        if (record->layout_role == topi::LayoutRole::Anchor &&
+            topi::computes_in(*record, *node))
           if (std::optional<ir::Expr> rewritten = apply(*record, *node, self)) return *rewritten;
       if (std::optional<BlockedValue> blocked = follow(follow_rule(*op, records), *node, self)) {
         blocked_[self.get()] = *blocked;
@@ -121,15 +122,6 @@ class LayoutAlterer : public detail::TypedMutator {
     if (records.empty() && op.def->pattern == ir::OpPattern::ElemWise)
       return topi::FollowRule::Elementwise;
     return topi::FollowRule::None;
-  }
-
-  // True when the record names no precisions or the call's data (argument 0) has one of them:
-  // a record of another element type (the bf16 convolution for a float32 one) is not asked.
-  static bool computes_in(const topi::Strategy& record, const ir::CallNode& call) {
-    if (record.precisions.empty() || call.args.empty()) return true;
-    const auto* data = ir::as<ir::TensorTypeNode>(call.args[0]->checked_type);
-    return !data || std::find(record.precisions.begin(), record.precisions.end(), data->dtype) !=
-                        record.precisions.end();
   }
 
   std::optional<BlockedValue> follow(topi::FollowRule rule, const ir::CallNode& call,

@@ -245,7 +245,7 @@ TEST_F(CliCompileRun, ProfileListsKernelsWithFusedOpsAndSumsToTheRun) {
   std::regex peak("\npeak: ([0-9.]+) GFLOP/s \\(FP32, measured on [0-9]+ threads\\)\n");
   ASSERT_TRUE(std::regex_search(r.out, m, peak)) << r.out;
   EXPECT_GT(std::stod(m[1]), 0) << r.out;
-  std::regex share("\n(\\S+) [^\n]* ([0-9.]+)%(?=\n)");
+  std::regex share("\n(\\S+) [^\n]* ([0-9.]+)% +(fp32|bf16|int8)(?=\n)");
   int shares = 0;
   for (auto it = std::sregex_iterator(r.out.begin(), r.out.end(), share);
        it != std::sregex_iterator(); ++it) {

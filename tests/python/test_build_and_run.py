@@ -246,3 +246,27 @@ def test_help_reads_well():
     assert "PassContext" in anvil.build.__doc__ and "AnvilError" in anvil.build.__doc__
     assert issubclass(anvil.AnvilError, ValueError)
     assert anvil.frontend.from_onnx.__doc__.strip()
+
+
+def _host_has_bf16_unit():
+    with open("/proc/cpuinfo") as f:
+        return any(line.startswith("flags") and " avx512_bf16" in line for line in f)
+
+
+def test_pass_context_precision_bf16(rng):
+    # A dense layer of 16 inputs runs in bf16 where the host has AVX-512 BF16 (its 5 outputs
+    # padded to a block of 16 and sliced); elsewhere the build falls back to fp32.
+    model = small_cnn(channels=16)
+    mod, params = anvil.frontend.from_onnx(model)
+    with anvil.transform.PassContext(config={"anvil.precision": "bf16"}):
+        lib = anvil.build(mod, params=params)
+    assert ("conv2d_NCHWc_bf16" in lib.get_source("relay")) == _host_has_bf16_unit()
+    m = graph_executor.GraphModule(lib["default"](anvil.cpu()))
+    x = rng.uniform(-1, 1, size=(1, 3, 16, 16)).astype("float32")
+    m.run(input=x)
+    want = run_onnxruntime(model, {"input": x})[0]
+    got = m.get_output(0).numpy()
+    assert np.abs(got - want).max() <= 2e-2 * np.abs(want).max()
+    with anvil.transform.PassContext(config={"anvil.precision": "fp16"}):
+        with pytest.raises(anvil.AnvilError, match="anvil.precision"):
+            anvil.build(mod, params=params)

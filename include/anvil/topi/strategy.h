@@ -134,6 +134,11 @@ struct Strategy {
   KnobSpaceFn space = nullptr;  // null: a schedule without knobs
 };
 
+// True when the record names no precisions or the call's data (argument 0) has one of them:
+// the passes do not ask a record of another element type (the bf16 convolution of a float32
+// one).
+bool computes_in(const Strategy& record, const ir::CallNode& call);
+
 // Adds a record for op on the target key ("x86"); records of one key are kept by priority.
 void register_strategy(std::string_view op_name, std::string_view target_key, Strategy strategy);
 

@@ -7,7 +7,6 @@ namespace anvil::topi {
 
 void register_x86_strategies() {
   x86::register_elemwise_binary_strategies();
-  x86::register_nn_bf16_strategies();
   x86::register_nn_conv_strategies();
   x86::register_nn_conv_winograd_strategies();
   x86::register_nn_dense_strategies();
@@ -15,6 +14,8 @@ void register_x86_strategies() {
   x86::register_qnn_strategies();
   x86::register_qnn_conv_strategies();
   x86::register_transform_slice_strategies();
+  // After the float32 records: an op's first record stays its float32 one.
+  x86::register_nn_bf16_strategies();
 }
 
 }  // namespace anvil::topi
