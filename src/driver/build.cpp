@@ -125,17 +125,15 @@ FusedGraph fuse_graph(const ir::IRModule& mod,
                       const std::vector<std::pair<std::string, Tensor>>& params,
                       const BuildOptions& options) {
   BuildStart begun = start_build(mod, params, options);
-  return FusedGraph{
-      optimize(begun.bound, options.pass_context, begun.pipeline),
-      begun.lower_options};
+  return FusedGraph{optimize(begun.bound, options.pass_context, begun.pipeline),
+                    begun.lower_options};
 }
 
 GraphMemoryPlan plan_graph_memory(const ir::IRModule& mod,
                                   const std::vector<std::pair<std::string, Tensor>>& params,
                                   const BuildOptions& options) {
   BuildStart begun = start_build(mod, params, options);
-  ir::IRModule fused =
-      optimize(begun.bound, options.pass_context, begun.pipeline);
+  ir::IRModule fused = optimize(begun.bound, options.pass_context, begun.pipeline);
   ir::Function main = fused.get_function("main");
   reject_run_time_shapes(main);
   check_every_op_has_compute(main);

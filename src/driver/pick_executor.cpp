@@ -71,8 +71,8 @@ std::string pick_executor(const ir::IRModule& mod,
   for (const ir::Var& param : begun.bound.get_function("main")->params)
     if (!is_static_type(param->checked_type ? param->checked_type : param->annotation)) return "vm";
   if (graph_executor_can_run(begun.bound)) return "graph";
-  ir::IRModule optimized = optimize_before_fusion(begun.bound, options.pass_context,
-                                                  begun.pipeline);
+  ir::IRModule optimized =
+      optimize_before_fusion(begun.bound, options.pass_context, begun.pipeline);
   return graph_executor_can_run(ir::infer_type(optimized)) ? "graph" : "vm";
 }
 

@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdio>
 #include <charconv>
+#include <cstdio>
 #include <string>
 
 #include "anvil/driver/build.h"
@@ -64,8 +64,7 @@ std::vector<Pass> passes_before_fusion(const PipelineTarget& target) {
       // conv2d (in float32), before AlterOpLayout packs the bf16 weights.
       Pass{"ToMixedPrecision", 0,
            [target](const ir::IRModule& m, const PassContext& ctx) {
-             return resolve_precision(ctx, target) == "bf16" ? transform::to_mixed_precision(m)
-                                                             : m;
+             return resolve_precision(ctx, target) == "bf16" ? transform::to_mixed_precision(m) : m;
            }},
       Pass{"AlterOpLayout", 3,
            [vector_lanes, strategy_keys](const ir::IRModule& m, const PassContext& ctx) {

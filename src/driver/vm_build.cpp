@@ -132,8 +132,8 @@ VmModule build_vm(const ir::IRModule& mod,
                   const std::vector<std::pair<std::string, Tensor>>& params,
                   const BuildOptions& options) {
   BuildStart begun = start_build(mod, params, options);
-  ir::IRModule optimized = optimize_before_fusion(begun.bound, options.pass_context,
-                                                  begun.pipeline);
+  ir::IRModule optimized =
+      optimize_before_fusion(begun.bound, options.pass_context, begun.pipeline);
   VmProgram program = compile_vm_program(optimized, options.pass_context, begun.lower_options);
 
   std::vector<tir::PrimFunc> kernels;

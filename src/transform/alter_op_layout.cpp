@@ -101,8 +101,7 @@ class LayoutAlterer : public detail::TypedMutator {
     if (op) {
       std::vector<const topi::Strategy*> records = topi::find_strategies(op->name, keys_);
       for (const topi::Strategy* record : records)
-        if (record->layout_role == topi::LayoutRole::Anchor &&
-            topi::computes_in(*record, *node))
+        if (record->layout_role == topi::LayoutRole::Anchor && topi::computes_in(*record, *node))
           if (std::optional<ir::Expr> rewritten = apply(*record, *node, self)) return *rewritten;
       if (std::optional<BlockedValue> blocked = follow(follow_rule(*op, records), *node, self)) {
         blocked_[self.get()] = *blocked;

@@ -83,8 +83,7 @@ class MixedPrecision : public detail::TypedMutator {
     ir::Expr data = ir::call_op("cast", {call->args[0]},
                                 ir::make_op_attrs("cast", {{"dtype", DataType::bfloat16()}}));
     ir::Expr weight = ir::ConstantNode::make(to_bfloat16(*ir::constant_data(call->args[1])));
-    Ref<ir::AttrsNode> attrs =
-        call->attrs ? call->attrs->clone() : op->def->default_attrs->clone();
+    Ref<ir::AttrsNode> attrs = call->attrs ? call->attrs->clone() : op->def->default_attrs->clone();
     attrs->set_field("out_dtype", DataType::float32());
     return ir::call_op(op->name, {data, weight}, ir::Attrs(attrs));
   }

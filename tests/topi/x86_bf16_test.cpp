@@ -38,7 +38,8 @@ Tensor run_kernel(const Module& module, const std::vector<Tensor>& inputs, const
 // sum, relative to the largest output.
 void expect_close(const Tensor& got, const Tensor& want, const std::string& how) {
   double scale = 1;
-  for (int64_t i = 0; i < want.numel(); ++i) scale = std::max(scale, std::abs(want.get_as_double(i)));
+  for (int64_t i = 0; i < want.numel(); ++i)
+    scale = std::max(scale, std::abs(want.get_as_double(i)));
   for (int64_t i = 0; i < got.numel(); ++i) {
     if (!(std::abs(got.get_as_double(i) - want.get_as_double(i)) <= 1e-4 * scale)) {
       ADD_FAILURE() << how << ": element " << i << " is " << got.get_as_double(i) << ", reference "
@@ -117,7 +118,8 @@ std::string conv_group(const Bf16ConvCase& c) {
          "], kernel_size=[" + dims({c.kernel, c.kernel}) + "], data_layout=\"NCHW" +
          std::to_string(c.in_block) + "c\", kernel_layout=\"OIHW" + std::to_string(c.in_block / 2) +
          "i" + std::to_string(c.out_block) + "o2i\", out_layout=\"NCHW" +
-         std::to_string(c.out_block) + "c\", out_dtype=\"float32\");\n  %1 = add(%0, %b);\n"
+         std::to_string(c.out_block) +
+         "c\", out_dtype=\"float32\");\n  %1 = add(%0, %b);\n"
          "  nn.relu(%1)\n}";
 }
 

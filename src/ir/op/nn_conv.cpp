@@ -152,8 +152,8 @@ Type conv2d_nchwc_bf16_relation(const RelationArgs& args) {
   std::vector<int64_t> pad = nn::expand_padding(a.padding, 2);
   std::vector<Dim> out = {d[0], k[0]};
   for (size_t i = 0; i < 2; ++i)
-    out.push_back(nn::window_output(d[2 + i], k[2 + i], strides[i], dilation[i], pad[i],
-                                    pad[2 + i], false, "kernel", "HW"[i]));
+    out.push_back(nn::window_output(d[2 + i], k[2 + i], strides[i], dilation[i], pad[i], pad[2 + i],
+                                    false, "kernel", "HW"[i]));
   out.push_back(k[5] / 2);
   return TensorTypeNode::make(std::move(out), DataType::float32());
 }

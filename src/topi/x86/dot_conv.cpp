@@ -13,18 +13,17 @@ namespace anvil::topi::x86 {
 using tir::PrimExpr;
 
 std::string DotProduct::tensor_intrin(int64_t lanes) const {
-  return "x86." + intrinsic.substr(0, intrinsic.find("_accumulate")) + "_x" +
-         std::to_string(lanes);
+  return "x86." + intrinsic.substr(0, intrinsic.find("_accumulate")) + "_x" + std::to_string(lanes);
 }
 
 const DotProduct& u8i8_dot4() {
-  static const DotProduct dot{DataType::uint8(), DataType::int8(), DataType::int32(), 4,
+  static const DotProduct dot{DataType::uint8(),      DataType::int8(), DataType::int32(), 4,
                               "u8i8_dot4_accumulate", "x86.conv2d_int8"};
   return dot;
 }
 
 const DotProduct& bf16_dot2() {
-  static const DotProduct dot{DataType::bfloat16(), DataType::bfloat16(), DataType::float32(), 2,
+  static const DotProduct dot{DataType::bfloat16(),   DataType::bfloat16(), DataType::float32(), 2,
                               "bf16_dot2_accumulate", "x86.conv2d_bf16"};
   return dot;
 }
@@ -42,10 +41,10 @@ te::Tensor padded_input(const te::Tensor& data, const PrimExpr& fill,
         PrimExpr inside = tir::logical_and(
             tir::logical_and(h >= tir::make_int(pad[0]), h < tir::make_int(height + pad[0])),
             tir::logical_and(w >= tir::make_int(pad[1]), w < tir::make_int(width + pad[1])));
-        return tir::sum(tir::call_intrin(data.dtype(), "if_then_else",
-                                         {inside, data(i[0], i[1], h - pad[0], w - pad[1], i[4]),
-                                          fill}),
-                        {unit});
+        return tir::sum(
+            tir::call_intrin(data.dtype(), "if_then_else",
+                             {inside, data(i[0], i[1], h - pad[0], w - pad[1], i[4]), fill}),
+            {unit});
       },
       "pad_temp", {"n", "c_chunk", "h", "w", "c_block"});
 }
@@ -141,9 +140,9 @@ tir::TensorIntrin dot_intrin(const DotProduct& dot, int64_t lanes) {
     index.push_back(last);
     return index;
   };
-  PrimExpr product = tir::cast(dot.accumulator, tir::load(a, at(4, vk.var))) *
-                     tir::cast(dot.accumulator,
-                               tir::load(b, at(5, PrimExpr(vj.var) * depth + PrimExpr(vk.var))));
+  PrimExpr product =
+      tir::cast(dot.accumulator, tir::load(a, at(4, vk.var))) *
+      tir::cast(dot.accumulator, tir::load(b, at(5, PrimExpr(vj.var) * depth + PrimExpr(vk.var))));
   tir::Stmt update = tir::store(c, tir::load(c, at(4, vj.var)) + product, at(4, vj.var));
   tir::Block block = tir::BlockNode::make(
       {vj, vk},
@@ -159,9 +158,9 @@ tir::TensorIntrin dot_intrin(const DotProduct& dot, int64_t lanes) {
     return tir::RampNode::make(tir::make_int(0), tir::make_int(1), int(n));
   };
   PrimExpr acc = tir::load(impl[2], at(4, ramp(lanes)));
-  PrimExpr step = tir::call_intrin(
-      dot.accumulator.with_lanes(uint16_t(lanes)), dot.intrinsic,
-      {acc, tir::load(impl[0], at(4, ramp(depth))), tir::load(impl[1], at(5, ramp(depth * lanes)))});
+  PrimExpr step = tir::call_intrin(dot.accumulator.with_lanes(uint16_t(lanes)), dot.intrinsic,
+                                   {acc, tir::load(impl[0], at(4, ramp(depth))),
+                                    tir::load(impl[1], at(5, ramp(depth * lanes)))});
   tir::PrimFunc implementation = intrin_func(impl, tir::store(impl[2], step, at(4, ramp(lanes))));
   return {description, implementation};
 }

@@ -43,8 +43,7 @@ std::variant<Bf16Plan, std::string> plan_blocks(int64_t in_channels, int64_t out
   Bf16Plan plan{in_channels, out_channels};
   plan.in_block = channel_block(in_channels, lanes);
   if (plan.in_block < 2)
-    return "an odd number of input channels (" + std::to_string(in_channels) +
-           ") takes no pairs";
+    return "an odd number of input channels (" + std::to_string(in_channels) + ") takes no pairs";
   plan.out_block = channel_block(out_channels, lanes);
   plan.stored_out = out_channels;
   if (plan.out_block < 4) {
@@ -64,8 +63,7 @@ bool is_bf16(const ir::Expr& e) {
 // stored_out.
 Tensor pack_pairs(const Tensor& weight, const Bf16Plan& plan) {
   std::vector<int64_t> s = weight.shape_vector();
-  const int64_t out = s[0], in = s[1], taps = s[2] * s[3], ib = plan.in_block,
-                ob = plan.out_block;
+  const int64_t out = s[0], in = s[1], taps = s[2] * s[3], ib = plan.in_block, ob = plan.out_block;
   Tensor packed =
       Tensor::zeros({plan.stored_out / ob, in / ib, s[2], s[3], ib / 2, ob * 2}, weight.dtype());
   const auto* src = static_cast<const uint16_t*>(weight.data());
@@ -92,8 +90,8 @@ ir::Expr blocked_bf16_conv(const ir::Expr& data, const Tensor& weight, const Bf1
   attrs->channels = plan.stored_out;
   attrs->kernel_size = {weight.shape()[2], weight.shape()[3]};
   attrs->data_layout = ir::blocked_layout(plan.in_block);
-  attrs->kernel_layout = "OIHW" + std::to_string(plan.in_block / 2) + "i" +
-                         std::to_string(plan.out_block) + "o2i";
+  attrs->kernel_layout =
+      "OIHW" + std::to_string(plan.in_block / 2) + "i" + std::to_string(plan.out_block) + "o2i";
   attrs->out_layout = ir::blocked_layout(plan.out_block);
   attrs->out_dtype = DataType::float32();
   return ir::call_op(kOp, {data, ir::ConstantNode::make(pack_pairs(weight, plan))},
