@@ -23,13 +23,6 @@ namespace {
 
 constexpr const char* kOp = "nn.contrib_conv2d_NCHWc_bf16";
 
-// The largest power of two up to lanes that divides channels.
-int64_t channel_block(int64_t channels, int64_t lanes) {
-  for (int64_t b = lanes; b > 1; b /= 2)
-    if (channels % b == 0) return b;
-  return 1;
-}
-
 // The blocks of one bf16 product: input channels ib a block (even, so that the pairs of a
 // dot-product step stay in one block), output channels ob (4, 8 or 16), computed for
 // stored_out >= out channels (the extra ones from zero weights).
@@ -96,13 +89,6 @@ ir::Expr blocked_bf16_conv(const ir::Expr& data, const Tensor& weight, const Bf1
   attrs->out_dtype = DataType::float32();
   return ir::call_op(kOp, {data, ir::ConstantNode::make(pack_pairs(weight, plan))},
                      ir::Attrs(attrs));
-}
-
-const Tensor& constant_weight(const LayoutArgs& args) {
-  const Tensor* weight = ir::constant_data(args.arg(1));
-  if (!weight || !weight->is_contiguous())
-    throw_error("the weight is not a constant (bind the params to pack it)");
-  return *weight;
 }
 
 // nn.conv2d of bfloat16 NCHW data by a bfloat16 OIHW weight into float32, in one group, its

@@ -27,13 +27,6 @@
 namespace anvil::topi::x86 {
 namespace {
 
-// The largest power of two up to lanes that divides channels.
-int64_t channel_block(int64_t channels, int lanes) {
-  for (int64_t b = lanes; b > 1; b /= 2)
-    if (channels % b == 0) return b;
-  return 1;
-}
-
 // The dims of a 4-D float32 tensor type whose channels are static (the batch, height and width
 // may be size variables: one package then serves every batch and image size; the weight's
 // are all static); nullopt otherwise.

@@ -341,13 +341,6 @@ ir::Expr blocked_int8_conv(const ir::Expr& data, const Tensor& raw_weight,
                      {out, weight_zero_point_term(data, weight, zero_point, plan, conv)});
 }
 
-const Tensor& constant_weight(const LayoutArgs& args) {
-  const Tensor* weight = ir::constant_data(args.arg(1));
-  if (!weight || !weight->is_contiguous())
-    throw_error("the weight is not a constant (bind the params to pack it)");
-  return *weight;
-}
-
 LayoutRewrite rewrite_int8_conv(const LayoutArgs& args) {
   auto planned = plan_int8_conv(args.call, args.out_type, args.vector_lanes);
   if (const std::string* why = std::get_if<std::string>(&planned)) throw_error(*why);

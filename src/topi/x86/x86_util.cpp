@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "anvil/ir/builder.h"
+
 namespace anvil::topi {
 namespace x86 {
 
@@ -72,6 +74,19 @@ void place_epilogue(tir::Schedule& sch, const std::vector<std::string>& epilogue
     if (vectorized && loops.size() >= first_new + 2)
       sch.try_apply("unroll " + name, [&](tir::Schedule& s) { s.unroll(loops[loops.size() - 2]); });
   }
+}
+
+int64_t channel_block(int64_t channels, int64_t lanes) {
+  for (int64_t b = lanes; b > 1; b /= 2)
+    if (channels % b == 0) return b;
+  return 1;
+}
+
+const Tensor& constant_weight(const LayoutArgs& args) {
+  const Tensor* weight = ir::constant_data(args.arg(1));
+  if (!weight || !weight->is_contiguous())
+    throw_error("the weight is not a constant (bind the params to pack it)");
+  return *weight;
 }
 
 }  // namespace x86

@@ -32,6 +32,14 @@ inline int64_t static_dim(const te::Tensor& t, int axis, const char* op, const c
   return *value;
 }
 
+// The largest power of two up to lanes that divides channels (1 when channels is odd): the
+// channel block of a blocked layout.
+int64_t channel_block(int64_t channels, int64_t lanes);
+
+// The weight (argument 1) of a call a layout strategy packs: a contiguous constant; throws
+// Error saying to bind the params otherwise.
+const Tensor& constant_weight(const LayoutArgs& args);
+
 // The padded copy of a convolution's input, when the function has one (a root block
 // "pad_temp" with loops n, c_chunk, h, w, c_block, unit): a parallel copy, vectorized over the
 // channel block when it fits a vector.
