@@ -31,11 +31,13 @@ BuildStart start_build(const ir::IRModule& mod,
   auto [target, vector_bits] = resolve_build_target(options.target);
   start.target = target;
   start.vector_bits = vector_bits;
-  start.pipeline = {vector_bits / 32, target.keys, target.has_bf16_dot_product()};
+  const bool amx_bf16 = target.has_amx_bf16();
+  start.pipeline = {vector_bits / 32, target.keys, target.has_bf16_dot_product(), amx_bf16};
   start.bound = transform::bind_params(ir::infer_type(mod), params);
   start.lower_options.vector_bits = vector_bits;
   start.lower_options.target_kind = target.kind;
   start.lower_options.strategy_keys = target.keys;
+  start.lower_options.amx_bf16 = amx_bf16;
   start.lower_options.config_for = options.config_for;
   if (options.progress)
     start.lower_progress = [progress = options.progress](int done, int total) {

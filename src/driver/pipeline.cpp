@@ -67,10 +67,11 @@ std::vector<Pass> passes_before_fusion(const PipelineTarget& target) {
              return resolve_precision(ctx, target) == "bf16" ? transform::to_mixed_precision(m) : m;
            }},
       Pass{"AlterOpLayout", 3,
-           [vector_lanes, strategy_keys](const ir::IRModule& m, const PassContext& ctx) {
+           [vector_lanes, strategy_keys, amx_bf16 = target.amx_bf16](const ir::IRModule& m,
+                                                                     const PassContext& ctx) {
              std::vector<std::string> remarks;
              ir::IRModule out =
-                 transform::alter_op_layout(m, vector_lanes, &remarks, strategy_keys);
+                 transform::alter_op_layout(m, vector_lanes, &remarks, strategy_keys, amx_bf16);
              for (const std::string& remark : remarks) ctx.remark("AlterOpLayout", remark);
              return out;
            }},

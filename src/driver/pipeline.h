@@ -17,6 +17,8 @@ struct PipelineTarget {
   int vector_lanes = 16;
   std::vector<std::string> strategy_keys;
   bool bf16_dot_product = false;
+  // AMX tiles with tdpbf16ps: the bf16 layout strategies block channels for the tiles.
+  bool amx_bf16 = false;
 };
 
 // The passes for ctx.opt_level, with params already bound. Returns @main made of fused groups.

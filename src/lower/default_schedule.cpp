@@ -107,7 +107,8 @@ topi::ScheduleArgs strategy_args(const PreparedGroup& group, const ir::CallNode&
                           group.remaining[size_t(group.anchor_index)].name,
                           {},
                           options.vector_bits,
-                          options.target_kind};
+                          options.target_kind,
+                          options.amx_bf16};
   for (size_t i = size_t(group.anchor_index) + 1; i < group.remaining.size(); ++i)
     args.epilogue_blocks.push_back(group.remaining[i].name);
   return args;

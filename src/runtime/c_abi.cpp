@@ -4,8 +4,15 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <string>
+
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 namespace {
 
@@ -85,6 +92,30 @@ thread_local WorkspaceCache t_workspace_cache;
 
 void set_error(const char* msg) { AnvilSetLastError(msg); }
 
+// ---- AMX ----
+//
+// Linux keeps the AMX tile data out of a process's saved state until the process asks for it;
+// a tile instruction before that faults. Empty on success, else why not.
+std::string request_amx_permission() {
+#if defined(__linux__) && defined(__x86_64__)
+  constexpr long kArchGetXcompPerm = 0x1022, kArchReqXcompPerm = 0x1023;
+  constexpr int kXfeatureTileData = 18;
+  unsigned long permitted = 0;
+  if (syscall(SYS_arch_prctl, kArchGetXcompPerm, &permitted) == 0 &&
+      (permitted & (1ul << kXfeatureTileData)))
+    return {};
+  if (syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureTileData) == 0) return {};
+  return std::string(
+             "AMX: the operating system refused this process the AMX tile state "
+             "(arch_prctl ARCH_REQ_XCOMP_PERM: ") +
+         std::strerror(errno) +
+         "); the CPU or kernel may lack AMX: build for a target without amx-tile "
+         "(-mattr=-amx-tile)";
+#else
+  return "AMX: tile kernels run only on x86-64 Linux; build for a target without amx-tile";
+#endif
+}
+
 }  // namespace
 
 extern "C" {
@@ -139,6 +170,14 @@ int32_t AnvilBackendFreeWorkspace(void* ptr) {
   }
   t_workspace_cache.give(ptr);
   return 0;
+}
+
+int32_t AnvilBackendRequestAMX(void) {
+  // The answer cannot change within a process: asked once, remembered (with its message).
+  static const std::string refusal = request_amx_permission();
+  if (refusal.empty()) return 0;
+  set_error(refusal.c_str());
+  return -1;
 }
 
 }  // extern "C"

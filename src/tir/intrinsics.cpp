@@ -68,6 +68,23 @@ const std::vector<IntrinsicInfo>& all_intrinsics() {
       // a broadcast pair), two fused multiply-adds on the widened values elsewhere; the
       // instruction flushes denormals, the fallback keeps them.
       {"bf16_dot2_accumulate", 3, C::Builtin, true},
+      // AMX tiles (x86 amx-tile): eight tile registers, each `rows` rows of `colsb` bytes (at
+      // most 16 x 64). The tile number, rows and colsb are constants; the code generator
+      // configures each function's tiles (ldtilecfg) from the shapes its calls give, and asks
+      // the runtime for the tile state (AnvilBackendRequestAMX) on entry. The stride is in bytes.
+      //   amx_tile_load(tile, rows, colsb, address_of(...), stride): the rows at address,
+      //     address + stride, ...
+      //   amx_tile_store(tile, rows, colsb, address_of(...), stride)
+      //   amx_tile_zero(tile, rows, colsb)
+      //   amx_dpbf16ps(c, a, b): c[m][n] += sum over k of a[m][2k] * b[k][2n] + a[m][2k + 1] *
+      //     b[k][2n + 1], a and b bfloat16 pairs and c float32 (tdpbf16ps; b's rows hold pairs
+      //     of its columns, the layout of the packed bf16 weights).
+      //   amx_dpbusd(c, a, b): the same over quads, a uint8, b int8 and c int32 (tdpbusd).
+      {"amx_tile_load", 5, C::Builtin, false},
+      {"amx_tile_store", 5, C::Builtin, false},
+      {"amx_tile_zero", 3, C::Builtin, false},
+      {"amx_dpbf16ps", 3, C::Builtin, false},
+      {"amx_dpbusd", 3, C::Builtin, false},
       // prefetch(address_of(...)): a read hint; no effect on results.
       {"prefetch", 1, C::Builtin, false},
       // The packed calling convention (tir::transform::make_packed_api), read by both code

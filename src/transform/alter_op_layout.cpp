@@ -93,8 +93,11 @@ std::optional<ir::Expr> relayout_channel_constant(const Tensor& c, int64_t chann
 class LayoutAlterer : public detail::TypedMutator {
  public:
   LayoutAlterer(int vector_lanes, std::vector<std::string> strategy_keys,
-                std::vector<std::string>* remarks)
-      : lanes_(vector_lanes), keys_(std::move(strategy_keys)), remarks_(remarks) {}
+                std::vector<std::string>* remarks, bool amx_bf16)
+      : lanes_(vector_lanes),
+        amx_bf16_(amx_bf16),
+        keys_(std::move(strategy_keys)),
+        remarks_(remarks) {}
 
   ir::Expr mutate_Call(const ir::CallNode* node, const ir::Expr& self) override {
     const ir::OpNode* op = node->op();
@@ -152,9 +155,12 @@ class LayoutAlterer : public detail::TypedMutator {
                                 const ir::Expr& self) {
     std::string reason = strategy.layout.check(call, self->checked_type, lanes_);
     if (reason.empty()) {
-      topi::LayoutArgs args{call, self->checked_type, lanes_,
+      topi::LayoutArgs args{call,
+                            self->checked_type,
+                            lanes_,
                             [&](size_t i) { return mutate(call.args.at(i)); },
-                            [&](int64_t block) { return as_blocked(call.args.at(0), block); }};
+                            [&](int64_t block) { return as_blocked(call.args.at(0), block); },
+                            amx_bf16_};
       try {
         topi::LayoutRewrite rewrite = strategy.layout.rewrite(args);
         if (rewrite.out_block == 0) return rewrite.expr;
@@ -361,6 +367,7 @@ class LayoutAlterer : public detail::TypedMutator {
   };
 
   int lanes_;
+  bool amx_bf16_;
   std::vector<std::string> keys_;
   std::vector<std::string>* remarks_;
   std::unordered_map<const ir::ExprNode*, BlockedValue> blocked_;
@@ -373,12 +380,12 @@ class LayoutAlterer : public detail::TypedMutator {
 
 ir::IRModule alter_op_layout(const ir::IRModule& mod, int vector_lanes,
                              std::vector<std::string>* remarks,
-                             const std::vector<std::string>& strategy_keys) {
+                             const std::vector<std::string>& strategy_keys, bool amx_bf16) {
   if (vector_lanes < 1)
     throw_error("alter_op_layout: vector_lanes must be positive, got ", vector_lanes);
   ir::IRModule typed = ir::infer_type(mod);
   if (!typed.contains("main")) return typed;
-  LayoutAlterer alterer(vector_lanes, strategy_keys, remarks);
+  LayoutAlterer alterer(vector_lanes, strategy_keys, remarks, amx_bf16);
   ir::Expr main = alterer.mutate(ir::Expr(typed.get_function("main")));
   const auto* fn = ir::as<ir::FunctionNode>(main);
   ANVIL_ICHECK(fn, "alter_op_layout turned @main into a ", ir::expr_kind_name(main->kind));

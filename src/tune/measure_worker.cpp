@@ -168,6 +168,7 @@ class Worker {
       task.lower_options.vector_bits = target.vector_bits;
       task.lower_options.target_kind = target.target.kind;
       task.lower_options.strategy_keys = target.target.keys;
+      task.lower_options.amx_bf16 = target.target.has_amx_bf16();
       task.strategy = request.value("strategy", "");
       for (size_t i = 0; i < task.group->params.size(); ++i) {
         const auto* type = ir::as<ir::TensorTypeNode>(task.group->params[i]->checked_type);

@@ -157,4 +157,27 @@ void check_group(const std::string& function_text, std::vector<Tensor> inputs, T
   run_and_compare(fn, inputs, expected, "group", tol);
 }
 
+Tensor run_kernel(const Module& module, const std::vector<Tensor>& inputs, const Tensor& like) {
+  Tensor out = Tensor::zeros(like.shape_vector(), like.dtype());
+  std::vector<Value> args;
+  for (const Tensor& t : inputs) args.emplace_back(t);
+  args.emplace_back(out);
+  module.function("kernel").call(args);
+  return out;
+}
+
+void expect_close_to_max(const Tensor& got, const Tensor& want, double rel_of_max,
+                         const std::string& how) {
+  double scale = 1;
+  for (int64_t i = 0; i < want.numel(); ++i)
+    scale = std::max(scale, std::abs(want.get_as_double(i)));
+  for (int64_t i = 0; i < got.numel(); ++i) {
+    if (!(std::abs(got.get_as_double(i) - want.get_as_double(i)) <= rel_of_max * scale)) {
+      ADD_FAILURE() << how << ": element " << i << " is " << got.get_as_double(i) << ", reference "
+                    << want.get_as_double(i);
+      return;
+    }
+  }
+}
+
 }  // namespace anvil::topi_test

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "anvil/ir/ir.h"
+#include "anvil/runtime/module.h"
 #include "anvil/runtime/tensor.h"
 
 namespace anvil::topi_test {
@@ -34,6 +35,15 @@ ir::Function op_function(const std::string& op, const std::vector<Tensor>& input
 // the op, the schedule, the output and the first differing element).
 void check_op(const std::string& op, const std::vector<Tensor>& inputs, ir::Attrs attrs = nullptr,
               Tolerance tol = {});
+
+// Calls module's "kernel" on inputs and a zeroed output shaped like `like`; returns the output.
+Tensor run_kernel(const Module& module, const std::vector<Tensor>& inputs, const Tensor& like);
+
+// Fails (once, naming `how` and the first bad element) unless every element of got is within
+// rel_of_max x (the largest |want|, at least 1) of want: the check for float32 sums of many
+// rounded products, whose error scales with the output's magnitude rather than each element's.
+void expect_close_to_max(const Tensor& got, const Tensor& want, double rel_of_max,
+                         const std::string& how);
 
 // The function `fn (%a: Tensor[...], ...) { ... }` of graph IR text, typed and marked Primitive
 // (a fused group, as lowering receives it).

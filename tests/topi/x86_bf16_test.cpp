@@ -24,29 +24,12 @@ namespace anvil {
 namespace {
 
 using topi_test::random_tensor;
-
-Tensor run_kernel(const Module& module, const std::vector<Tensor>& inputs, const Tensor& like) {
-  Tensor out = Tensor::zeros(like.shape_vector(), like.dtype());
-  std::vector<Value> args;
-  for (const Tensor& t : inputs) args.emplace_back(t);
-  args.emplace_back(out);
-  module.function("kernel").call(args);
-  return out;
-}
+using topi_test::run_kernel;
 
 // float32 sums of up to a few thousand products of values in [-1, 1): within 1e-4 of the exact
 // sum, relative to the largest output.
 void expect_close(const Tensor& got, const Tensor& want, const std::string& how) {
-  double scale = 1;
-  for (int64_t i = 0; i < want.numel(); ++i)
-    scale = std::max(scale, std::abs(want.get_as_double(i)));
-  for (int64_t i = 0; i < got.numel(); ++i) {
-    if (!(std::abs(got.get_as_double(i) - want.get_as_double(i)) <= 1e-4 * scale)) {
-      ADD_FAILURE() << how << ": element " << i << " is " << got.get_as_double(i) << ", reference "
-                    << want.get_as_double(i);
-      return;
-    }
-  }
+  topi_test::expect_close_to_max(got, want, 1e-4, how);
 }
 
 int dot_calls(const tir::PrimFunc& scheduled) {

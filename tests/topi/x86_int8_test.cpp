@@ -21,6 +21,7 @@ namespace anvil {
 namespace {
 
 using topi_test::random_tensor;
+using topi_test::run_kernel;
 
 // Inputs spanning each type's range: uint8 data, int8 weights, int32 and float32 epilogue terms.
 std::vector<Tensor> full_range_inputs(const ir::Function& fn) {
@@ -34,15 +35,6 @@ std::vector<Tensor> full_range_inputs(const ir::Function& fn) {
     inputs.push_back(random_tensor(*type->static_shape(), t, 31 + i, lo, hi));
   }
   return inputs;
-}
-
-Tensor run_kernel(const Module& module, const std::vector<Tensor>& inputs, const Tensor& like) {
-  Tensor out = Tensor::zeros(like.shape_vector(), like.dtype());
-  std::vector<Value> args;
-  for (const Tensor& t : inputs) args.emplace_back(t);
-  args.emplace_back(out);
-  module.function("kernel").call(args);
-  return out;
 }
 
 void expect_equal(const Tensor& got, const Tensor& want, const std::string& how) {

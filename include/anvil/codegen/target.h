@@ -48,6 +48,9 @@ struct Target {
   // True when the target has a bfloat16 dot-product unit that the bf16 kernels use
   // (AVX-512 BF16's vdpbf16ps); false for the c target, which emulates it.
   bool has_bf16_dot_product() const;
+  // True when the target has AMX tiles with the bfloat16 product (amx-tile and amx-bf16):
+  // the bf16 convolutions and dense layers then run on tdpbf16ps (src/topi/x86/amx_conv.cpp).
+  bool has_amx_bf16() const;
 };
 
 }  // namespace anvil::codegen

@@ -25,7 +25,8 @@ struct LowerGroupOptions {
   // The target keys whose strategy records (anvil/topi/strategy.h) compute and schedule the
   // group, most specific first; empty: the CPU's ("x86").
   std::vector<std::string> strategy_keys;
-  bool schedule = true;  // false: leave the naive loop nests (for debugging)
+  bool amx_bf16 = false;  // the target has AMX tiles with tdpbf16ps
+  bool schedule = true;   // false: leave the naive loop nests (for debugging)
   // The knob values to schedule a group with (a tuner's choice or a tuning record's), or null
   // for the heuristic's; called with the group and these options. A config the anchor's
   // strategy refuses makes it decline, which the kernel records (topi::kScheduleDeclinedAttr).

@@ -120,6 +120,12 @@ ANVIL_C_EXPORT void* AnvilBackendAllocWorkspace(uint64_t nbytes, uint64_t alignm
  * Returns 0, or non-zero after setting the last error if ptr is not such a block. */
 ANVIL_C_EXPORT int32_t AnvilBackendFreeWorkspace(void* ptr);
 
+/* Makes sure this process may use AMX tile data (on Linux, asks the kernel once with
+ * arch_prctl(ARCH_REQ_XCOMP_PERM)); kernels that use AMX tiles call it on entry. Returns 0,
+ * or non-zero after setting the last error when the permission is refused or the CPU has no
+ * AMX. Only the first call in a process reaches the operating system. */
+ANVIL_C_EXPORT int32_t AnvilBackendRequestAMX(void);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -31,6 +31,7 @@ struct ScheduleArgs {
   std::vector<std::string> epilogue_blocks;
   int vector_bits = 512;    // the target's SIMD width in bits (128, 256, 512)
   std::string target_kind;  // "llvm" or "c"
+  bool amx_bf16 = false;    // AMX tiles with tdpbf16ps (the bf16 products' matrix unit)
   // Knob values chosen by a tuner for this group (null: the heuristic's); a knob it does not
   // name keeps the heuristic's value, a name or value outside the space is an Error.
   const ScheduleConfig* config = nullptr;
@@ -71,6 +72,7 @@ struct LayoutArgs {
   // The data (argument 0, a 4-D NCHW tensor) in NCHW{block}c: its producer's blocked form
   // when that has the block, else one layout_transform shared by every consumer.
   std::function<ir::Expr(int64_t block)> data_blocked;
+  bool amx_bf16 = false;  // AMX tiles with tdpbf16ps: bf16 products block channels for them
 };
 
 // A layout strategy's rewrite of a call. out_block 0: expr replaces the call as it is (same

@@ -75,10 +75,13 @@ ir::IRModule convert_layout(const ir::IRModule& mod, const std::string& desired_
 // packed column panels); followers between blocked values move into the blocked layout (their
 // constant operands re-laid-out) so that the transforms meet and cancel. vector_lanes is the
 // number of float32 lanes of the target (16 for AVX-512). Each strategy that declines a call
-// adds "op(shapes): strategy declined: reason" to remarks, when given. Only @main is rewritten.
+// adds "op(shapes): strategy declined: reason" to remarks, when given. amx_bf16: the target
+// has AMX tiles with tdpbf16ps (the bf16 products then take the tiles' channel blocks). Only
+// @main is rewritten.
 ir::IRModule alter_op_layout(const ir::IRModule& mod, int vector_lanes,
                              std::vector<std::string>* remarks = nullptr,
-                             const std::vector<std::string>& strategy_keys = {});
+                             const std::vector<std::string>& strategy_keys = {},
+                             bool amx_bf16 = false);
 
 // The products that carry a network's multiply-adds (nn.conv2d, nn.dense, nn.matmul) with a
 // constant weight take bfloat16 operands and a float32 result: the weight rounded here, the

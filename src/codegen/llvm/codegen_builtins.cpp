@@ -43,6 +43,8 @@ llvm::FunctionCallee CodeGenLLVM::runtime_function(const char* name) {
     type = llvm::FunctionType::get(ptr, {i64, i64}, false);
   } else if (n == "AnvilBackendFreeWorkspace") {
     type = llvm::FunctionType::get(i32, {ptr}, false);
+  } else if (n == "AnvilBackendRequestAMX") {
+    type = llvm::FunctionType::get(i32, {}, false);
   }
   ANVIL_ICHECK(type, "unknown runtime function ", name);
   llvm::FunctionCallee callee = module_.getOrInsertFunction(name, type);
@@ -235,6 +237,7 @@ llvm::Value* CodeGenLLVM::emit_builtin(const CallNode* call) {
   }
   if (op == "u8i8_dot4_accumulate") return emit_dot4_accumulate(call);
   if (op == "bf16_dot2_accumulate") return emit_bf16_dot2_accumulate(call);
+  if (op.starts_with("amx_")) return emit_amx_call(call);
   if (op == "if_then_else") return emit_if_then_else(call);
   if (op == "prefetch") {
     llvm::Value* address = emit(call->args[0]);
@@ -488,7 +491,9 @@ llvm::Function* CodeGenLLVM::emit_packed_function(const PrimFunc& func, const st
     // A param declared with another integer width (num_args as int64) gets that width.
     bind(func->params[i], coerce(arg, func->params[i]->dtype));
   }
+  enter_amx_region(func->body, /*entry_point=*/true);
   emit(func->body);
+  leave_amx_region();
   builder_.CreateRet(builder_.getInt32(0));
   return fn;
 }
@@ -510,7 +515,9 @@ llvm::Function* CodeGenLLVM::emit_c_function(const PrimFunc& func, const std::st
       fn_.vars[buffer->data.get()] = arg;
     }
   }
+  enter_amx_region(func->body, /*entry_point=*/true);
   emit(func->body);
+  leave_amx_region();
   builder_.CreateRet(builder_.getInt32(0));
   return fn;
 }

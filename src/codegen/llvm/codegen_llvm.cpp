@@ -627,6 +627,7 @@ void CodeGenLLVM::emit_allocate(const AllocateNode* node) {
 void CodeGenLLVM::emit_error_return() {
   for (auto it = fn_.live_workspaces.rbegin(); it != fn_.live_workspaces.rend(); ++it)
     builder_.CreateCall(runtime_function("AnvilBackendFreeWorkspace"), {*it});
+  leave_amx_region();
   builder_.CreateRet(builder_.getInt32(-1));
 }
 

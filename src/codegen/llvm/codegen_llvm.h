@@ -39,6 +39,9 @@ struct ResolvedTarget {
   // vdpbf16ps on zmm (AVX-512 BF16), on ymm/xmm (with VL).
   bool bf16_512 = false;
   bool bf16_256 = false;
+  // AMX tiles (amx-tile) with tdpbf16ps (amx-bf16) and tdpbusd and its kin (amx-int8).
+  bool amx_bf16 = false;
+  bool amx_int8 = false;
 };
 ResolvedTarget resolve_target(const Target& target);
 
@@ -113,6 +116,7 @@ class CodeGenLLVM {
     std::unordered_map<const tir::VarNode*, llvm::Value*> vars;
     std::vector<llvm::Value*> live_workspaces;  // freed on an early error return
     bool in_parallel = false;
+    bool tiles_configured = false;  // ldtilecfg ran on entry: release the tiles on return
   };
 
   // Types: registers (bool i1, bfloat16 as its i16 bits) and memory (bool takes a byte).
@@ -173,6 +177,14 @@ class CodeGenLLVM {
   llvm::Function* emit_c_function(const tir::PrimFunc& func, const std::string& symbol);
   void set_function_attributes(llvm::Function* fn);
   void prepare_alias_scopes(const tir::PrimFunc& func);
+
+  // AMX tiles (amx.cpp). enter_amx_region, at the start of a function's body: when the body
+  // uses tiles, the permission request (entry_point: the kernel itself, not a parallel body)
+  // and the tile configuration of the calls in this function. leave_amx_region, before each
+  // return: the tiles' release.
+  void enter_amx_region(const tir::Stmt& body, bool entry_point);
+  void leave_amx_region();
+  llvm::Value* emit_amx_call(const tir::CallNode* call);
 
   // Parallel loops (parallel.cpp).
   void emit_parallel_for(const tir::ForNode* node);

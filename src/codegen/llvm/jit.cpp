@@ -56,6 +56,7 @@ Module jit_load(const ObjectCode& code) {
   define("AnvilParallelLaunch", &AnvilParallelLaunch);
   define("AnvilBackendAllocWorkspace", &AnvilBackendAllocWorkspace);
   define("AnvilBackendFreeWorkspace", &AnvilBackendFreeWorkspace);
+  define("AnvilBackendRequestAMX", &AnvilBackendRequestAMX);
   check(jit->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(runtime_abi))),
         "defining the runtime's symbols");
   for (size_t i = 0; i < code.kernel_objects.size(); ++i)

@@ -120,8 +120,10 @@ void CodeGenLLVM::emit_parallel_for(const ForNode* node) {
   llvm::Value* chunk_end = builder_.CreateMul(builder_.CreateAdd(task_id, one), chunk);
   chunk_end =
       builder_.CreateSelect(builder_.CreateICmpSLT(chunk_end, loop_extent), chunk_end, loop_extent);
+  enter_amx_region(node->body, /*entry_point=*/false);
   emit_loop(node->loop_var, builder_.CreateAdd(loop_min, chunk_begin),
             builder_.CreateAdd(loop_min, chunk_end), node->body, {});
+  leave_amx_region();
   builder_.CreateRet(builder_.getInt32(0));
 
   fn_ = std::move(saved);

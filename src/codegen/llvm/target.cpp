@@ -162,6 +162,8 @@ ResolvedTarget resolve_target(const Target& target) {
         info->checkFeatures("+avxvnni") || (resolved.vnni_512 && info->checkFeatures("+avx512vl"));
     resolved.bf16_512 = info->checkFeatures("+avx512bf16");
     resolved.bf16_256 = resolved.bf16_512 && info->checkFeatures("+avx512vl");
+    resolved.amx_bf16 = info->checkFeatures("+amx-tile,+amx-bf16");
+    resolved.amx_int8 = info->checkFeatures("+amx-tile,+amx-int8");
   } else {
     resolved.vector_bits = 128;
   }
@@ -328,6 +330,10 @@ int Target::vector_bits() const {
 
 bool Target::has_bf16_dot_product() const {
   return kind == "llvm" && llvm_backend::resolve_target(*this).bf16_512;
+}
+
+bool Target::has_amx_bf16() const {
+  return kind == "llvm" && llvm_backend::resolve_target(*this).amx_bf16;
 }
 
 int Target::vector_registers() const {

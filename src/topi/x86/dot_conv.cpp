@@ -89,8 +89,6 @@ te::Tensor dot_conv_compute(const ComputeArgs& args, const te::Tensor& padded,
       name, {"n", "oc_chunk", "oh", "ow", "oc_block"});
 }
 
-namespace {
-
 // A buffer of the intrinsic's description: `shape` with symbolic strides and offset, so that
 // any region of the conv's buffers binds to it.
 tir::Buffer intrin_buffer(const std::string& name, DataType dtype, std::vector<PrimExpr> shape) {
@@ -111,6 +109,8 @@ tir::PrimFunc intrin_func(const std::vector<tir::Buffer>& buffers, tir::Stmt bod
   }
   return tir::PrimFuncNode::make(params, buffer_map, body);
 }
+
+namespace {
 
 // out[.., j] += sum over k < depth of acc(data[.., k]) * acc(weight[.., depth * j + k]) for the
 // `lanes` channels j of one output block: the innermost two loops of the conv (oc_block,

@@ -48,6 +48,13 @@ te::Tensor padded_input(const te::Tensor& data, const tir::PrimExpr& fill,
 te::Tensor dot_conv_compute(const ComputeArgs& args, const te::Tensor& padded,
                             const DotProduct& dot, const char* op, const std::string& name);
 
+// A parameter buffer of a tensor intrinsic: `shape` with symbolic strides and offset, so that
+// any region of a kernel's buffers binds to it.
+tir::Buffer intrin_buffer(const std::string& name, DataType dtype,
+                          std::vector<tir::PrimExpr> shape);
+// A tensor intrinsic's description or implementation over these parameter buffers.
+tir::PrimFunc intrin_func(const std::vector<tir::Buffer>& buffers, tir::Stmt body);
+
 // Registers the tensor intrinsics of dot for output blocks of 4, 8 and 16 channels.
 void register_dot_intrins(const DotProduct& dot);
 

@@ -14,6 +14,7 @@
 #include "anvil/ir/builder.h"
 #include "anvil/ir/nn_geometry.h"
 #include "anvil/ir/op.h"
+#include "topi/x86/amx_conv.h"
 #include "topi/x86/dot_conv.h"
 #include "topi/x86/families.h"
 #include "topi/x86/x86_util.h"
@@ -43,6 +44,17 @@ std::variant<Bf16Plan, std::string> plan_blocks(int64_t in_channels, int64_t out
     plan.out_block = lanes;
     plan.stored_out = (out_channels + lanes - 1) / lanes * lanes;
   }
+  return plan;
+}
+
+// The blocks of AMX tiles (amx_conv.h): 32 input channels a block where they divide (16
+// otherwise), output blocks of 32 (or 16); nullopt where the channels take neither.
+std::optional<Bf16Plan> plan_amx_blocks(int64_t in_channels, int64_t out_channels) {
+  if (in_channels % 16 != 0 || out_channels % 16 != 0) return std::nullopt;
+  Bf16Plan plan{in_channels, out_channels};
+  plan.in_block = in_channels % 32 == 0 ? 32 : 16;
+  plan.out_block = out_channels % 32 == 0 ? 32 : 16;
+  plan.stored_out = out_channels;
   return plan;
 }
 
@@ -94,7 +106,7 @@ ir::Expr blocked_bf16_conv(const ir::Expr& data, const Tensor& weight, const Bf1
 // nn.conv2d of bfloat16 NCHW data by a bfloat16 OIHW weight into float32, in one group, its
 // channels and image size static (the batch may be a size variable).
 std::variant<Bf16Plan, std::string> plan_conv(const ir::CallNode& call, const ir::Type& out_type,
-                                              int lanes) {
+                                              int lanes, bool amx = false) {
   const auto* a = dynamic_cast<const ir::Conv2DAttrs*>(call.attrs.get());
   if (!a || call.args.size() != 2) return std::string("not a two-operand conv2d");
   if (!is_bf16(call.args[0]) || !is_bf16(call.args[1]) || !ir::is_float32(out_type))
@@ -110,7 +122,12 @@ std::variant<Bf16Plan, std::string> plan_conv(const ir::CallNode& call, const ir
   for (size_t i = 1; i < 4; ++i)
     if (!(*data->shape)[i].is_static())
       return std::string("the channels and image size must be static");
-  // The data's blocks are those of the float32 convolutions around it (16 lanes of AVX-512).
+  // On AMX, the tiles' blocks where the output rows fill tiles well enough; elsewhere the
+  // data's blocks are those of the float32 convolutions around it (16 lanes of AVX-512).
+  const auto* out = ir::as<ir::TensorTypeNode>(out_type);
+  if (amx && out && out->shape && out->shape->size() == 4 && (*out->shape)[3].is_static() &&
+      amx_tile_rows((*out->shape)[3].int_value()) >= kMinAmxTileRows)
+    if (std::optional<Bf16Plan> tiles = plan_amx_blocks((*w)[1], (*w)[0])) return *tiles;
   return plan_blocks((*w)[1], (*w)[0], lanes);
 }
 
@@ -120,7 +137,7 @@ std::string check_conv(const ir::CallNode& call, const ir::Type& out_type, int l
 }
 
 LayoutRewrite rewrite_conv(const LayoutArgs& args) {
-  auto planned = plan_conv(args.call, args.out_type, args.vector_lanes);
+  auto planned = plan_conv(args.call, args.out_type, args.vector_lanes, args.amx_bf16);
   if (const std::string* why = std::get_if<std::string>(&planned)) throw_error(*why);
   const Bf16Plan& plan = std::get<Bf16Plan>(planned);
   const Tensor& weight = constant_weight(args);
@@ -166,20 +183,24 @@ LayoutRewrite rewrite_dense(const LayoutArgs& args) {
   const bool is_dense = args.call.op()->name == "nn.dense";
   const Tensor weight = is_dense ? constant_weight(args) : transposed(constant_weight(args));
   const int64_t n = weight.shape()[0], k = weight.shape()[1];
-  const Bf16Plan plan = std::get<Bf16Plan>(plan_blocks(k, n, args.vector_lanes));
-  auto reshape = [](const ir::Expr& e, std::vector<int64_t> shape) {
-    return ir::call_op("reshape", {e}, ir::make_op_attrs("reshape", {{"newshape", shape}}));
-  };
   const auto* data_type = ir::as<ir::TensorTypeNode>(args.call.args[0]->checked_type);
   const std::vector<int64_t> out_shape = *dense_output_shape(*data_type, n);
-  // The rows are the convolution's batch, which its schedule tiles kRowTile at a time: a static
-  // row count that is no multiple is padded with zero rows, sliced off again (197 tokens of a
-  // ViT: 200).
   int64_t rows = 1;
   for (size_t d = 0; d + 1 < out_shape.size(); ++d)
     rows = out_shape[d] < 0 ? -1 : rows * out_shape[d];
+  // AMX tiles for a static row count that fills them: rows padded to 16, the tiles' height.
+  std::optional<Bf16Plan> tiles;
+  if (args.amx_bf16 && rows >= kMinAmxTileRows) tiles = plan_amx_blocks(k, n);
+  const Bf16Plan plan = tiles ? *tiles : std::get<Bf16Plan>(plan_blocks(k, n, args.vector_lanes));
+  const int64_t row_tile = tiles ? 16 : kRowTile;
+  auto reshape = [](const ir::Expr& e, std::vector<int64_t> shape) {
+    return ir::call_op("reshape", {e}, ir::make_op_attrs("reshape", {{"newshape", shape}}));
+  };
+  // The rows are the convolution's batch, which its schedule tiles row_tile at a time: a
+  // static row count that is no multiple is padded with zero rows, sliced off again (197
+  // tokens of a ViT: 200, or 208 for AMX tiles).
   const int64_t padded_rows =
-      rows > kRowTile && rows % kRowTile != 0 ? (rows + kRowTile - 1) / kRowTile * kRowTile : rows;
+      rows > row_tile && rows % row_tile != 0 ? (rows + row_tile - 1) / row_tile * row_tile : rows;
   ir::Expr rows_in = reshape(args.arg(0), {-1, k});
   if (padded_rows != rows)
     rows_in = ir::call_op(
@@ -229,6 +250,13 @@ void register_nn_bf16_strategies() {
                        .layout = {check_dense, rewrite_dense}});
   register_compute(kOp, conv2d_bf16_compute);
   register_dot_intrins(bf16_dot2());
+  register_strategy(kOp, "x86",
+                    {.name = "x86.conv2d_amx_bf16",
+                     .priority = 1,
+                     .precisions = bf16,
+                     .schedule = [](tir::Schedule& sch, const ScheduleArgs& args) {
+                       schedule_amx_conv(sch, args, bf16_dot2());
+                     }});
   register_strategy(kOp, "x86",
                     {.name = "x86.conv2d_bf16",
                      .precisions = bf16,
