@@ -23,14 +23,19 @@ int main(int argc, char** argv) {
   if (threads.empty()) threads = {1, int(std::max(1u, std::thread::hardware_concurrency()))};
   std::printf("| threads | FP32 GFLOP/s | ISA | bf16 GFLOP/s | bf16 unit | bf16 / FP32 |\n");
   std::printf("|---|---|---|---|---|---|\n");
-  for (int t : threads) {
-    const anvil::analysis::PeakMeasurement fp32 = anvil::analysis::measure_peak_flops(512, t);
-    const anvil::analysis::PeakMeasurement bf16 = anvil::analysis::measure_bf16_peak_flops(t);
+  auto bf16_row = [](int t, const anvil::analysis::PeakMeasurement& fp32,
+                     const anvil::analysis::PeakMeasurement& bf16) {
     if (bf16.isa.empty())
       std::printf("| %d | %.1f | %s | - | none | - |\n", t, fp32.gflops, fp32.isa.c_str());
     else
       std::printf("| %d | %.1f | %s | %.1f | %s | %.2fx |\n", t, fp32.gflops, fp32.isa.c_str(),
                   bf16.gflops, bf16.isa.c_str(), bf16.gflops / fp32.gflops);
+  };
+  for (int t : threads) {
+    const anvil::analysis::PeakMeasurement fp32 = anvil::analysis::measure_peak_flops(512, t);
+    bf16_row(t, fp32, anvil::analysis::measure_bf16_peak_flops(t));
+    const anvil::analysis::PeakMeasurement amx = anvil::analysis::measure_amx_bf16_peak_flops(t);
+    if (!amx.isa.empty()) bf16_row(t, fp32, amx);
   }
   return 0;
 }

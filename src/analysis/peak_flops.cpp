@@ -7,8 +7,10 @@
 #include <vector>
 
 #include "anvil/analysis/peak.h"
+#include "anvil/runtime/c_abi.h"
 
 #if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
 #include <immintrin.h>
 #define ANVIL_PEAK_X86 1
 #endif
@@ -162,6 +164,67 @@ double best_seconds(LoopFn loop, int threads, int64_t& iterations) {
 }
 
 }  // namespace
+
+namespace {
+
+#ifdef ANVIL_PEAK_X86
+// CPUID leaf 7: AMX-BF16 is EDX bit 22, AMX-TILE bit 24.
+bool cpu_has_amx_bf16() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
+  return (edx >> 22 & 1) && (edx >> 24 & 1);
+}
+
+// Four independent accumulator tiles (0-3) fed by two data (4, 5) and two weight (6, 7) tiles:
+// the register tile of the AMX convolutions. Operands of small bf16 values (0x3a83 ~ 0.001).
+__attribute__((target("amx-tile,amx-bf16"))) float amx_loop_bf16(int64_t iterations) {
+  alignas(64) unsigned char config[64] = {};
+  config[0] = 1;
+  for (int t = 0; t < 8; ++t) {
+    config[16 + 2 * t] = 64;
+    config[48 + t] = 16;
+  }
+  alignas(64) uint16_t operands[16 * 32];
+  for (uint16_t& v : operands) v = 0x3a83;
+  alignas(64) float sums[16 * 16];
+  _tile_loadconfig(config);
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  _tile_loadd(4, operands, 64);
+  _tile_loadd(5, operands, 64);
+  _tile_loadd(6, operands, 64);
+  _tile_loadd(7, operands, 64);
+  for (int64_t i = 0; i < iterations; ++i) {
+    _tile_dpbf16ps(0, 4, 6);
+    _tile_dpbf16ps(1, 4, 7);
+    _tile_dpbf16ps(2, 5, 6);
+    _tile_dpbf16ps(3, 5, 7);
+  }
+  _tile_stored(0, sums, 64);
+  _tile_release();
+  return sums[0];
+}
+#endif
+
+}  // namespace
+
+PeakMeasurement measure_amx_bf16_peak_flops(int threads) {
+  PeakMeasurement m;
+  m.threads = threads;
+#ifdef ANVIL_PEAK_X86
+  if (cpu_has_amx_bf16() && AnvilBackendRequestAMX() == 0) {
+    m.vector_bits = 512;
+    m.isa = "AMX-BF16";
+    int64_t iterations = 0;
+    const double best = best_seconds(amx_loop_bf16, threads, iterations);
+    const double flops = 4.0 * 16384 * double(iterations) * threads;
+    m.gflops = best > 0 ? flops / best / 1e9 : 0;
+  }
+#endif
+  return m;
+}
 
 PeakMeasurement measure_bf16_peak_flops(int threads) {
   PeakMeasurement m;

@@ -10,6 +10,9 @@
 // for a convolution one group, NCHW / OIHW and static channels and image size (the batch may be
 // a size variable); a matmul without transposes. The rest stays float32 whole.
 #include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
 
 #include "anvil/ir/attrs/nn.h"
 #include "anvil/ir/attrs/transform.h"
@@ -80,19 +83,79 @@ class MixedPrecision : public detail::TypedMutator {
       return rewritten;
     std::optional<int64_t> channels = reduced_channels(*call);
     if (!channels || *channels % 2 != 0) return rewritten;
-    ir::Expr data = ir::call_op("cast", {call->args[0]},
-                                ir::make_op_attrs("cast", {{"dtype", DataType::bfloat16()}}));
+    // One cast per value, however many products read it.
+    ir::Expr& data = casts_[call->args[0].get()];
+    if (!data)
+      data = ir::call_op("cast", {call->args[0]},
+                         ir::make_op_attrs("cast", {{"dtype", DataType::bfloat16()}}));
     ir::Expr weight = ir::ConstantNode::make(to_bfloat16(*ir::constant_data(call->args[1])));
     Ref<ir::AttrsNode> attrs = call->attrs ? call->attrs->clone() : op->def->default_attrs->clone();
     attrs->set_field("out_dtype", DataType::float32());
     return ir::call_op(op->name, {data, weight}, ir::Attrs(attrs));
   }
+
+ private:
+  std::unordered_map<const ir::ExprNode*, ir::Expr> casts_;
+};
+
+bool is_bf16_cast(const ir::CallNode& call) {
+  const auto* a = dynamic_cast<const ir::CastAttrs*>(call.attrs.get());
+  return call.op() && call.op()->name == "cast" && a && a->dtype == DataType::bfloat16();
+}
+
+// A float32 value that a product reads in bfloat16 and an elementwise op reads too (a residual
+// block's output: the next block's convolution and its residual addition) is stored once, in
+// bfloat16: the elementwise reader takes the bfloat16 value widened, so that the rounding
+// fuses into the value's producer and no kernel of its own re-reads the float32 tensor to
+// round it. The widening is exact; the reader sees the value the products see.
+class StoreOnceInBf16 : public detail::TypedMutator {
+ public:
+  explicit StoreOnceInBf16(const ir::Expr& fn) {
+    ir::post_order_visit(fn, [&](const ir::Expr& e) {
+      const auto* call = ir::as<ir::CallNode>(e);
+      if (call && is_bf16_cast(*call) && float32_tensor(call->args[0]))
+        rounded_[call->args[0].get()] = e;
+    });
+  }
+
+  ir::Expr mutate_Call(const ir::CallNode* node, const ir::Expr& self) override {
+    ir::Expr rewritten = detail::TypedMutator::mutate_Call(node, self);
+    const auto* call = ir::as<ir::CallNode>(rewritten);
+    const ir::OpNode* op = call ? call->op() : nullptr;
+    static const std::set<std::string> elementwise = {"add",     "subtract", "multiply",
+                                                      "maximum", "minimum",  "nn.relu"};
+    if (!op || !elementwise.count(op->name)) return rewritten;
+    std::vector<ir::Expr> args = call->args;
+    bool changed = false;
+    for (size_t i = 0; i < args.size(); ++i) {
+      auto it = rounded_.find(node->args[i].get());
+      if (it == rounded_.end()) continue;
+      args[i] = ir::call_op("cast", {mutate(it->second)},
+                            ir::make_op_attrs("cast", {{"dtype", DataType::float32()}}));
+      changed = true;
+    }
+    if (!changed) return rewritten;
+    return ir::call_op(op->name, args, call->attrs);
+  }
+
+ private:
+  std::unordered_map<const ir::ExprNode*, ir::Expr> rounded_;
 };
 
 }  // namespace
 
 ir::IRModule to_mixed_precision(const ir::IRModule& mod) {
-  return detail::mutate_graph_functions(mod, [] { return MixedPrecision(); });
+  ir::IRModule mixed = detail::mutate_graph_functions(mod, [] { return MixedPrecision(); });
+  ir::IRModule result;
+  for (const auto& [name, func] : mixed.functions()) {
+    if (func->kind != ir::ExprKind::Function) {
+      result.add(name, func);
+      continue;
+    }
+    ir::Expr stored = StoreOnceInBf16(ir::Expr(func)).mutate(ir::Expr(func));
+    result.add(name, ir::BaseFunc(ir::as<ir::FunctionNode>(stored)));
+  }
+  return ir::infer_type(result);
 }
 
 }  // namespace anvil::transform

@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
+#include <string>
+
 namespace anvil::analysis {
 namespace {
 
@@ -21,6 +25,24 @@ TEST(PeakFlops, Bf16UnitIsReportedWhereTheCpuHasIt) {
     EXPECT_GT(bf16.gflops, 0.0);
   } else {
     EXPECT_EQ(bf16.gflops, 0.0);
+  }
+}
+
+// The tiles are reported where the kernel lists amx_bf16 among the CPU's flags (the operating
+// system's view, independent of the CPUID check the measurement makes), and their rate is above
+// the vdpbf16ps one: one tdpbf16ps is 16384 FLOPs.
+TEST(PeakFlops, AmxIsReportedWhereTheCpuHasIt) {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string text((std::istreambuf_iterator<char>(cpuinfo)), std::istreambuf_iterator<char>());
+  const bool has_amx =
+      text.find(" amx_bf16") != std::string::npos && text.find(" amx_tile") != std::string::npos;
+  const PeakMeasurement amx = measure_amx_bf16_peak_flops(1);
+  EXPECT_EQ(!amx.isa.empty(), has_amx) << amx.isa;
+  if (has_amx) {
+    EXPECT_EQ(amx.isa, "AMX-BF16");
+    EXPECT_GT(amx.gflops, measure_bf16_peak_flops(1).gflops);
+  } else {
+    EXPECT_EQ(amx.gflops, 0.0);
   }
 }
 

@@ -77,7 +77,8 @@ void print_profile(const std::vector<KernelProfile>& rows, double run_ms, double
       char buffer[32];
       std::snprintf(buffer, sizeof buffer, "%.1f", rate);
       gflops = buffer;
-      // A bf16 kernel's share is of the bf16 peak (vdpbf16ps does twice an FMA's work).
+      // A bf16 kernel's share is of the bf16 peak of the host's bf16 unit (AMX tiles, or
+      // vdpbf16ps), not of the FP32 one.
       const double peak = std::string(kernel_precision(row)) == "bf16" && bf16_peak_gflops > 0
                               ? bf16_peak_gflops
                               : peak_gflops;

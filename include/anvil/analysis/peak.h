@@ -23,4 +23,10 @@ PeakMeasurement measure_peak_flops(int max_vector_bits, int threads);
 // and an empty isa where the CPU has none. The bf16 kernels report their rates against it.
 PeakMeasurement measure_bf16_peak_flops(int threads);
 
+// The bf16 rate of the host's AMX tiles (chains of tdpbf16ps on 2 x 2 accumulator tiles, 16 x
+// 16 sums of 32 products each: 16384 FLOPs an instruction), measured the same way; gflops 0
+// and an empty isa where the CPU has no AMX-BF16 or the operating system refuses the tiles.
+// Kernels built for the host run their bf16 products on the tiles where this is non-zero.
+PeakMeasurement measure_amx_bf16_peak_flops(int threads);
+
 }  // namespace anvil::analysis

@@ -34,9 +34,16 @@ struct LoopRV {
 // computes the same thing (typically Evaluate(call_extern(...)) with
 // address_of loads). tensorize binds the parameters' buffers to the regions the
 // matched nest touches and substitutes the implementation.
+//
+// from_identity: the implementation computes the whole reduction from its identity (a tile of
+// accumulators zeroed in registers) rather than adding to the output's current values. Such
+// an intrinsic also takes a block that still has its init, provided every reduction loop of
+// the block is among the tensorized ones: the init is then subsumed, and no separate pass over
+// the output writes the identity first.
 struct TensorIntrin {
   PrimFunc description;
   PrimFunc implementation;
+  bool from_identity = false;
 };
 
 // Registers intrin under name (replacing an earlier one).

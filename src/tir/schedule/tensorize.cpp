@@ -554,7 +554,7 @@ void Schedule::tensorize(const LoopRV& loop_rv, const std::string& intrin_name) 
                 ") does not have the shape of intrinsic '", intrin_name, "' (",
                 describe_nest(desc_body), ")");
   const Block& block = actual->realize->block;
-  if (block->init)
+  if (block->init && !intrin.from_identity)
     throw_error("tensorize: block '", block->name,
                 "' has an init; separate it with decompose_reduction first");
   for (size_t k = 0; k < desc.loops.size(); ++k) {
@@ -587,6 +587,10 @@ void Schedule::tensorize(const LoopRV& loop_rv, const std::string& intrin_name) 
       matcher.actual_outer()[iv.var.get()] = outer;
       continue;
     }
+    if (block->init && iv.kind == IterKind::Reduce)
+      throw_error("tensorize: block '", block->name, "' keeps its init, but its reduction over '",
+                  iv.var->name, "' runs partly outside the loops of intrinsic '", intrin_name,
+                  "', which start from the identity");
     Var fresh = VarNode::make(names.fresh_var_name(iv.var->name + "_o"), iv.var->dtype);
     matcher.actual_outer()[iv.var.get()] = fresh;
     outer_iter_vars.push_back(IterVar{fresh, iv.dom, iv.kind});

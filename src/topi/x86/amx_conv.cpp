@@ -136,8 +136,9 @@ tir::PrimFunc amx_description(const AmxShape& s) {
   return intrin_func(buffers, nest);
 }
 
-// The same block on the tiles: load the accumulators, then per input block and tap load the
-// data and weight tiles and multiply every pair, then store the accumulators.
+// The same block on the tiles, from zero (the intrinsic subsumes the block's init): zero the
+// accumulators, then per input block and tap load the data and weight tiles and multiply every
+// pair, then store the accumulators.
 tir::PrimFunc amx_implementation(const AmxShape& s) {
   std::vector<tir::Buffer> buffers = amx_buffers(s);
   const tir::Buffer &a = buffers[0], &b = buffers[1], &c = buffers[2];
@@ -159,17 +160,17 @@ tir::PrimFunc amx_implementation(const AmxShape& s) {
   PrimExpr b_stride = b->strides[4] * (s.dot->weight.bits / 8);
   const PrimExpr zero = tir::make_int(0);
 
-  auto accumulators = [&](const char* op) {
-    std::vector<tir::Stmt> stmts;
-    for (int64_t i = 0; i < s.tm; ++i)
-      for (int64_t j = 0; j < s.tn; ++j) {
-        RowTileIndex out = output_row(s, tir::make_int(i), zero);
-        stmts.push_back(tile_op(op, acc_tile(s, i, j), s.rows, 64,
-                                address(c, {out.n, zero, out.h, out.w, tir::make_int(16 * j)}),
-                                c_stride));
-      }
-    return stmts;
-  };
+  std::vector<tir::Stmt> body, stores;
+  for (int64_t i = 0; i < s.tm; ++i)
+    for (int64_t j = 0; j < s.tn; ++j) {
+      RowTileIndex out = output_row(s, tir::make_int(i), zero);
+      body.push_back(tir::evaluate(tir::call_intrin(
+          DataType::int32(), "amx_tile_zero",
+          {tir::make_int(acc_tile(s, i, j)), tir::make_int(s.rows), tir::make_int(64)})));
+      stores.push_back(tile_op("amx_tile_store", acc_tile(s, i, j), s.rows, 64,
+                               address(c, {out.n, zero, out.h, out.w, tir::make_int(16 * j)}),
+                               c_stride));
+    }
   tir::Var ko = tir::VarNode::make("ko"), kh = tir::VarNode::make("kh"),
            kw = tir::VarNode::make("kw");
   std::vector<tir::Stmt> step;
@@ -192,9 +193,8 @@ tir::PrimFunc amx_implementation(const AmxShape& s) {
   reduction = tir::for_loop(kw, 0, s.kernel_w, reduction);
   reduction = tir::for_loop(kh, 0, s.kernel_h, reduction);
   reduction = tir::for_loop(ko, 0, s.in_blocks, reduction);
-  std::vector<tir::Stmt> body = accumulators("amx_tile_load");
   body.push_back(reduction);
-  for (tir::Stmt& store : accumulators("amx_tile_store")) body.push_back(store);
+  body.insert(body.end(), stores.begin(), stores.end());
   return intrin_func(buffers, tir::seq_stmt(body));
 }
 
@@ -271,13 +271,11 @@ void schedule_amx_conv(tir::Schedule& sch, const ScheduleArgs& args, const DotPr
   std::vector<tir::LoopRV> halves = sch.split(loops[4], {tir::make_int(s.tn), tir::make_int(16)});
   sch.reorder({n_outer, loops[1], h_outer, w_outer, tile_i, halves[0], tile_r, halves[1], loops[5],
                loops[6], loops[7], loops[8], loops[9]});
-  tir::BlockRV init = sch.decompose_reduction(conv, tile_i);
-  sch.vectorize(sch.get_loops(init).back());
   sch.parallel(sch.fuse({n_outer, loops[1], h_outer}));
   schedule_padding(sch, args.vector_bits / 16);
   place_epilogue(sch, args.epilogue_blocks, w_outer, ob);
   const std::string name = s.name();
-  tir::register_tensor_intrin(name, {amx_description(s), amx_implementation(s)});
+  tir::register_tensor_intrin(name, {amx_description(s), amx_implementation(s), true});
   sch.tensorize(tile_i, name);
 }
 
