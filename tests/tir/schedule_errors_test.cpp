@@ -379,6 +379,11 @@ TEST(ScheduleErrors, Tensorize) {
   mm.reorder({ti[0], tj[0], tk[0], ti[1], tj[1], tk[1]});
   EXPECT_EQ(error_of([&] { mm.tensorize(ti[1], "errors.compact_gemm4"); }),
             "tensorize: block 'C' has an init; separate it with decompose_reduction first");
+  // An intrinsic that starts from the identity takes the init only with the whole reduction.
+  register_tensor_intrin("errors.gemm4_from_zero", {compact_gemm4(), compact_gemm4(), true});
+  EXPECT_EQ(error_of([&] { mm.tensorize(ti[1], "errors.gemm4_from_zero"); }),
+            "tensorize: block 'C' keeps its init, but its reduction over 'vk' runs partly outside "
+            "the loops of intrinsic 'errors.gemm4_from_zero', which start from the identity");
   // Compact 4x4 buffers cannot stand for a 4x4 window of an 8x8 matrix.
   mm.decompose_reduction(mm.get_block("C"), tk[0]);
   EXPECT_EQ(error_of([&] { mm.tensorize(ti[1], "errors.compact_gemm4"); }),

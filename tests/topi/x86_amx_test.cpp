@@ -19,12 +19,14 @@
 #include "anvil/runtime/c_abi.h"
 #include "anvil/runtime/module.h"
 #include "support/test_util.h"
+#include "topi/x86_bf16_cases.h"
 #include "topi/x86_schedule_check.h"
 
 namespace anvil {
 namespace {
 
-using topi_test::random_tensor;
+using topi_test::bf16_conv_group;
+using topi_test::Bf16ConvCase;
 using topi_test::run_kernel;
 
 bool host_has_amx() {
@@ -56,16 +58,10 @@ int count(const std::string& text, const std::string& what) {
 // Schedules the group for an AMX target (a decline fails), checks the cross-compiled assembly,
 // then runs it on the host where it can, else the host's own build, against the reference.
 void check_amx_group(const std::string& function_text) {
-  ir::Function fn = topi_test::primitive_function(function_text);
-  ir::IRModule mod;
-  mod.add("main", fn);
-  std::vector<Tensor> inputs;
-  for (size_t i = 0; i < fn->params.size(); ++i) {
-    const auto* type = ir::as<ir::TensorTypeNode>(fn->params[i]->checked_type);
-    inputs.push_back(random_tensor(*type->static_shape(), type->dtype, 71 + i));
-  }
-  std::vector<Tensor> expected = reference::Interpreter(mod).run(inputs);
-  ASSERT_EQ(expected.size(), 1u);
+  const topi_test::ReferenceRun run = topi_test::reference_run(function_text, 71);
+  const ir::Function& fn = run.fn;
+  const std::vector<Tensor>& inputs = run.inputs;
+  const std::vector<Tensor> expected = {run.expected};
 
   lower::LowerGroupOptions amx;
   amx.amx_bf16 = true;
@@ -91,57 +87,30 @@ void check_amx_group(const std::string& function_text) {
   }
 }
 
-std::string dims(const std::vector<int64_t>& d) {
-  std::string s;
-  for (int64_t v : d) s += (s.empty() ? "" : ", ") + std::to_string(v);
-  return s;
-}
+class X86AmxConv : public ::testing::TestWithParam<Bf16ConvCase> {};
 
-struct AmxConvCase {
-  const char* name;
-  int64_t batch, in_blocks, in_block, out_blocks, out_block, height, width, kernel, stride, pad,
-      dilation;
-};
-
-// conv + bias + relu, as a fused group of a network.
-std::string conv_group(const AmxConvCase& c) {
-  return "fn (%x: Tensor[(" + dims({c.batch, c.in_blocks, c.height, c.width, c.in_block}) +
-         "), bfloat16], %w: Tensor[(" +
-         dims({c.out_blocks, c.in_blocks, c.kernel, c.kernel, c.in_block / 2, c.out_block * 2}) +
-         "), bfloat16], %b: Tensor[(" + dims({1, c.out_blocks, 1, 1, c.out_block}) +
-         "), float32]) {\n  %0 = nn.contrib_conv2d_NCHWc_bf16(%x, %w, strides=[" +
-         dims({c.stride, c.stride}) + "], padding=[" + dims({c.pad, c.pad, c.pad, c.pad}) +
-         "], dilation=[" + dims({c.dilation, c.dilation}) + "], kernel_size=[" +
-         dims({c.kernel, c.kernel}) + "], data_layout=\"NCHW" + std::to_string(c.in_block) +
-         "c\", kernel_layout=\"OIHW" + std::to_string(c.in_block / 2) + "i" +
-         std::to_string(c.out_block) + "o2i\", out_layout=\"NCHW" + std::to_string(c.out_block) +
-         "c\", out_dtype=\"float32\");\n  %1 = add(%0, %b);\n  nn.relu(%1)\n}";
-}
-
-class X86AmxConv : public ::testing::TestWithParam<AmxConvCase> {};
-
-TEST_P(X86AmxConv, MatchesTheReference) { check_amx_group(conv_group(GetParam())); }
+TEST_P(X86AmxConv, MatchesTheReference) { check_amx_group(bf16_conv_group(GetParam())); }
 
 INSTANTIATE_TEST_SUITE_P(
     Grid, X86AmxConv,
     ::testing::Values(
         // name, batch, in blocks x block, out blocks x block, h, w, kernel, stride, pad, dilation
         // 56 = 4 tiles of 14: two row tiles along the width
-        AmxConvCase{"pointwise_w56", 1, 2, 32, 2, 32, 3, 56, 1, 1, 0, 1},
+        Bf16ConvCase{"pointwise_w56", 1, 2, 32, 2, 32, 3, 56, 1, 1, 0, 1},
         // 14 wide (one tile), 6 high: the second row tile is the next output row
-        AmxConvCase{"k3_pad1_w14_rows_along_h", 1, 2, 32, 1, 32, 6, 14, 3, 1, 1, 1},
+        Bf16ConvCase{"k3_pad1_w14_rows_along_h", 1, 2, 32, 1, 32, 6, 14, 3, 1, 1, 1},
         // 7 x 7: one 7-row tile, no second one
-        AmxConvCase{"k3_7x7_single_tile", 1, 3, 32, 3, 32, 7, 7, 3, 1, 1, 1},
+        Bf16ConvCase{"k3_7x7_single_tile", 1, 3, 32, 3, 32, 7, 7, 3, 1, 1, 1},
         // 48 input channels (three blocks of 16: K = 16 a step, 48 x 9 in all), one
         // 16-channel half, an odd number of output blocks
-        AmxConvCase{"k3_48_channels_half", 1, 3, 16, 3, 16, 5, 13, 3, 1, 1, 1},
+        Bf16ConvCase{"k3_48_channels_half", 1, 3, 16, 3, 16, 5, 13, 3, 1, 1, 1},
         // stride 2: a data row stride of two pixels; odd input size
-        AmxConvCase{"k3_stride2", 1, 2, 32, 2, 32, 9, 29, 3, 2, 1, 1},
-        AmxConvCase{"pointwise_stride2_w28", 1, 1, 32, 2, 16, 8, 56, 1, 2, 0, 1},
-        AmxConvCase{"k3_dilation2_w9", 1, 1, 32, 1, 32, 9, 13, 3, 1, 0, 2},
-        AmxConvCase{"k7_stride2_pad3", 1, 1, 16, 1, 32, 19, 19, 7, 2, 3, 1},
-        AmxConvCase{"batch2_w28", 2, 1, 32, 1, 32, 3, 28, 3, 1, 1, 1}),
-    [](const ::testing::TestParamInfo<AmxConvCase>& info) { return info.param.name; });
+        Bf16ConvCase{"k3_stride2", 1, 2, 32, 2, 32, 9, 29, 3, 2, 1, 1},
+        Bf16ConvCase{"pointwise_stride2_w28", 1, 1, 32, 2, 16, 8, 56, 1, 2, 0, 1},
+        Bf16ConvCase{"k3_dilation2_w9", 1, 1, 32, 1, 32, 9, 13, 3, 1, 0, 2},
+        Bf16ConvCase{"k7_stride2_pad3", 1, 1, 16, 1, 32, 19, 19, 7, 2, 3, 1},
+        Bf16ConvCase{"batch2_w28", 2, 1, 32, 1, 32, 3, 28, 3, 1, 1, 1}),
+    [](const ::testing::TestParamInfo<Bf16ConvCase>& info) { return info.param.name; });
 
 // A dense layer's rows as the batch of a 1x1 convolution with one pixel: 16 and 64 rows (one
 // and two row tiles a block), 48 (three tiles: no second row tile), 13 (one tile of 13 rows).
@@ -161,7 +130,7 @@ TEST(X86AmxDense, RowsFillTheTiles) {
 // in LLVM's instruction selection.
 TEST(X86AmxCodegen, ATargetWithoutTilesIsRefused) {
   ir::Function fn = topi_test::primitive_function(
-      conv_group(AmxConvCase{"pointwise", 1, 1, 32, 1, 32, 2, 14, 1, 1, 0, 1}));
+      bf16_conv_group(Bf16ConvCase{"pointwise", 1, 1, 32, 1, 32, 2, 14, 1, 1, 0, 1}));
   lower::LowerGroupOptions amx;
   amx.amx_bf16 = true;
   tir::PrimFunc lowered = tir::transform::lower(lower::lower_primitive(fn, "kernel", amx));

@@ -18,12 +18,14 @@
 #include "anvil/tir/functor.h"
 #include "anvil/tir/printer.h"
 #include "support/test_util.h"
+#include "topi/x86_bf16_cases.h"
 #include "topi/x86_schedule_check.h"
 
 namespace anvil {
 namespace {
 
-using topi_test::random_tensor;
+using topi_test::bf16_conv_group;
+using topi_test::Bf16ConvCase;
 using topi_test::run_kernel;
 
 // float32 sums of up to a few thousand products of values in [-1, 1): within 1e-4 of the exact
@@ -48,16 +50,10 @@ int dot_calls(const tir::PrimFunc& scheduled) {
 // build without AVX-512 BF16 and the C build against the reference interpreter. Returns the
 // dot products of one step of the register tile.
 int check_bf16_group(const std::string& function_text) {
-  ir::Function fn = topi_test::primitive_function(function_text);
-  ir::IRModule mod;
-  mod.add("main", fn);
-  std::vector<Tensor> inputs;
-  for (size_t i = 0; i < fn->params.size(); ++i) {
-    const auto* type = ir::as<ir::TensorTypeNode>(fn->params[i]->checked_type);
-    inputs.push_back(random_tensor(*type->static_shape(), type->dtype, 53 + i));
-  }
-  std::vector<Tensor> expected = reference::Interpreter(mod).run(inputs);
-  EXPECT_EQ(expected.size(), 1u);
+  const topi_test::ReferenceRun run = topi_test::reference_run(function_text, 53);
+  const ir::Function& fn = run.fn;
+  const std::vector<Tensor>& inputs = run.inputs;
+  const std::vector<Tensor> expected = {run.expected};
 
   tir::PrimFunc scheduled = lower::lower_primitive(fn, "kernel", {});
   const ir::AttrValue* ran = scheduled->func_attrs.find(topi::kScheduleAttr);
@@ -79,36 +75,9 @@ int check_bf16_group(const std::string& function_text) {
   return dot_calls(scheduled);
 }
 
-std::string dims(const std::vector<int64_t>& d) {
-  std::string s;
-  for (int64_t v : d) s += (s.empty() ? "" : ", ") + std::to_string(v);
-  return s;
-}
-
-struct Bf16ConvCase {
-  const char* name;
-  int64_t batch, in_blocks, in_block, out_blocks, out_block, height, width, kernel, stride, pad;
-};
-
-// conv + bias + relu, as a fused group of a network.
-std::string conv_group(const Bf16ConvCase& c) {
-  return "fn (%x: Tensor[(" + dims({c.batch, c.in_blocks, c.height, c.width, c.in_block}) +
-         "), bfloat16], %w: Tensor[(" +
-         dims({c.out_blocks, c.in_blocks, c.kernel, c.kernel, c.in_block / 2, c.out_block * 2}) +
-         "), bfloat16], %b: Tensor[(" + dims({1, c.out_blocks, 1, 1, c.out_block}) +
-         "), float32]) {\n  %0 = nn.contrib_conv2d_NCHWc_bf16(%x, %w, strides=[" +
-         dims({c.stride, c.stride}) + "], padding=[" + dims({c.pad, c.pad, c.pad, c.pad}) +
-         "], kernel_size=[" + dims({c.kernel, c.kernel}) + "], data_layout=\"NCHW" +
-         std::to_string(c.in_block) + "c\", kernel_layout=\"OIHW" + std::to_string(c.in_block / 2) +
-         "i" + std::to_string(c.out_block) + "o2i\", out_layout=\"NCHW" +
-         std::to_string(c.out_block) +
-         "c\", out_dtype=\"float32\");\n  %1 = add(%0, %b);\n"
-         "  nn.relu(%1)\n}";
-}
-
 class X86Bf16Conv : public ::testing::TestWithParam<Bf16ConvCase> {};
 
-TEST_P(X86Bf16Conv, MatchesTheReference) { check_bf16_group(conv_group(GetParam())); }
+TEST_P(X86Bf16Conv, MatchesTheReference) { check_bf16_group(bf16_conv_group(GetParam())); }
 
 INSTANTIATE_TEST_SUITE_P(
     Grid, X86Bf16Conv,

@@ -90,13 +90,7 @@ void CodeGenLLVM::enter_amx_region(const Stmt& body, bool entry_point) {
                 "+amx-bf16, or build it for this target again)");
   if (entry_point) {
     llvm::Value* status = builder_.CreateCall(runtime_function("AnvilBackendRequestAMX"), {});
-    auto* refused = llvm::BasicBlock::Create(context_, "amx_refused", fn_.function);
-    auto* granted = llvm::BasicBlock::Create(context_, "amx_granted", fn_.function);
-    builder_.CreateCondBr(builder_.CreateICmpNE(status, builder_.getInt32(0)), refused, granted,
-                          md_.createBranchWeights(1, 1 << 20));
-    builder_.SetInsertPoint(refused);
-    emit_error_return();
-    builder_.SetInsertPoint(granted);
+    emit_error_return_if(builder_.CreateICmpNE(status, builder_.getInt32(0)), "amx_permission");
   }
   if (direct.shapes.empty()) return;
   // The 64-byte configuration: palette 1, then each tile's bytes per row (16-bit, from byte 16)

@@ -600,13 +600,7 @@ void CodeGenLLVM::emit_allocate(const AllocateNode* node) {
   llvm::Value* bytes = builder_.CreateMul(count, builder_.getInt64(element_bytes));
   llvm::Value* storage = builder_.CreateCall(runtime_function("AnvilBackendAllocWorkspace"),
                                              {bytes, builder_.getInt64(kAlignment)}, buffer->name);
-  auto* failed = llvm::BasicBlock::Create(context_, "alloc_failed", fn_.function);
-  auto* ok = llvm::BasicBlock::Create(context_, "alloc_ok", fn_.function);
-  builder_.CreateCondBr(builder_.CreateIsNull(storage), failed, ok,
-                        md_.createBranchWeights(1, 1 << 20));
-  builder_.SetInsertPoint(failed);
-  emit_error_return();
-  builder_.SetInsertPoint(ok);
+  emit_error_return_if(builder_.CreateIsNull(storage), "alloc");
   pointers_[buffer->data.get()].alignment = kAlignment;
   bind(buffer->data, storage);
   fn_.live_workspaces.push_back(storage);
@@ -615,13 +609,16 @@ void CodeGenLLVM::emit_allocate(const AllocateNode* node) {
   fn_.vars.erase(buffer->data.get());
   llvm::Value* status =
       builder_.CreateCall(runtime_function("AnvilBackendFreeWorkspace"), {storage});
-  auto* free_failed = llvm::BasicBlock::Create(context_, "free_failed", fn_.function);
-  auto* after = llvm::BasicBlock::Create(context_, "free_ok", fn_.function);
-  builder_.CreateCondBr(builder_.CreateICmpNE(status, builder_.getInt32(0)), free_failed, after,
-                        md_.createBranchWeights(1, 1 << 20));
-  builder_.SetInsertPoint(free_failed);
+  emit_error_return_if(builder_.CreateICmpNE(status, builder_.getInt32(0)), "free");
+}
+
+void CodeGenLLVM::emit_error_return_if(llvm::Value* failed, const std::string& what) {
+  auto* on_failure = llvm::BasicBlock::Create(context_, what + "_failed", fn_.function);
+  auto* on_success = llvm::BasicBlock::Create(context_, what + "_ok", fn_.function);
+  builder_.CreateCondBr(failed, on_failure, on_success, md_.createBranchWeights(1, 1 << 20));
+  builder_.SetInsertPoint(on_failure);
   emit_error_return();
-  builder_.SetInsertPoint(after);
+  builder_.SetInsertPoint(on_success);
 }
 
 void CodeGenLLVM::emit_error_return() {

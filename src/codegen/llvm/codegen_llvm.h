@@ -152,6 +152,9 @@ class CodeGenLLVM {
   void emit_if(const tir::IfThenElseNode* node);
   // Frees live workspaces and returns -1 from the current function (the error path).
   void emit_error_return();
+  // Branches to an error return (unlikely) where `failed` holds; blocks named what_failed and
+  // what_ok.
+  void emit_error_return_if(llvm::Value* failed, const std::string& what);
   void bind(const tir::Var& var, llvm::Value* value);
 
   // Calls (codegen_builtins.cpp).

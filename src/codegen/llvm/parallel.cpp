@@ -132,13 +132,7 @@ void CodeGenLLVM::emit_parallel_for(const ForNode* node) {
   // The launch; a failed task's message is already the caller's last error.
   llvm::Value* status = builder_.CreateCall(runtime_function("AnvilParallelLaunch"),
                                             {lambda, closure, builder_.getInt32(0)});
-  auto* failed = llvm::BasicBlock::Create(context_, "parallel_failed", fn_.function);
-  auto* done = llvm::BasicBlock::Create(context_, "parallel_done", fn_.function);
-  builder_.CreateCondBr(builder_.CreateICmpNE(status, builder_.getInt32(0)), failed, done,
-                        md_.createBranchWeights(1, 1 << 20));
-  builder_.SetInsertPoint(failed);
-  emit_error_return();
-  builder_.SetInsertPoint(done);
+  emit_error_return_if(builder_.CreateICmpNE(status, builder_.getInt32(0)), "parallel");
 }
 
 }  // namespace anvil::codegen::llvm_backend
