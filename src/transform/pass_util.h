@@ -7,6 +7,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 
 #include "anvil/ir/attrs/transform.h"
@@ -32,7 +33,8 @@ class TypedMutator : public ir::ExprMutator {
 };
 
 // Types the module, rewrites each graph function with a fresh mutator made by make_mutator()
-// (PrimFuncs pass through), and types the result.
+// or, when it takes one, make_mutator(function) (a mutator that looks over the whole function
+// first); PrimFuncs pass through; types the result.
 template <typename MakeMutator>
 ir::IRModule mutate_graph_functions(const ir::IRModule& mod, MakeMutator make_mutator) {
   ir::IRModule typed = ir::infer_type(mod);
@@ -42,7 +44,12 @@ ir::IRModule mutate_graph_functions(const ir::IRModule& mod, MakeMutator make_mu
       result.add(name, func);
       continue;
     }
-    auto mutator = make_mutator();
+    auto mutator = [&] {
+      if constexpr (std::is_invocable_v<MakeMutator, const ir::Expr&>)
+        return make_mutator(ir::Expr(func));
+      else
+        return make_mutator();
+    }();
     ir::Expr rewritten = mutator.mutate(ir::Expr(func));
     const auto* fn = ir::as<ir::FunctionNode>(rewritten);
     ANVIL_ICHECK(fn, "a pass turned @", name, " into a ", ir::expr_kind_name(rewritten->kind));

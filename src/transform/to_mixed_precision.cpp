@@ -146,16 +146,8 @@ class StoreOnceInBf16 : public detail::TypedMutator {
 
 ir::IRModule to_mixed_precision(const ir::IRModule& mod) {
   ir::IRModule mixed = detail::mutate_graph_functions(mod, [] { return MixedPrecision(); });
-  ir::IRModule result;
-  for (const auto& [name, func] : mixed.functions()) {
-    if (func->kind != ir::ExprKind::Function) {
-      result.add(name, func);
-      continue;
-    }
-    ir::Expr stored = StoreOnceInBf16(ir::Expr(func)).mutate(ir::Expr(func));
-    result.add(name, ir::BaseFunc(ir::as<ir::FunctionNode>(stored)));
-  }
-  return ir::infer_type(result);
+  return detail::mutate_graph_functions(mixed,
+                                        [](const ir::Expr& fn) { return StoreOnceInBf16(fn); });
 }
 
 }  // namespace anvil::transform
