@@ -95,8 +95,14 @@ std::string resolve_precision(const PassContext& ctx, const PipelineTarget& targ
   const std::string asked = ctx.get_config("anvil.precision", "fp32");
   if (asked != "fp32" && asked != "bf16" && asked != "auto")
     throw Error("pass config anvil.precision must be fp32, bf16 or auto, got '" + asked + "'");
+  const std::string emulate = ctx.get_config("anvil.bf16_emulate", "0");
+  if (emulate != "0" && emulate != "1" && emulate != "true" && emulate != "false")
+    throw Error("pass config anvil.bf16_emulate must be 0, 1, true or false, got '" + emulate +
+                "'");
   if (asked == "auto") return target.bf16_dot_product ? "bf16" : "fp32";
-  if (asked == "bf16" && !target.bf16_dot_product) {
+  // Emulation keeps bf16's rounding where the target has no unit (slower than fp32): what a
+  // bf16 build computes can then be checked on any machine.
+  if (asked == "bf16" && !target.bf16_dot_product && (emulate == "0" || emulate == "false")) {
     // Once per process: a build runs the pipeline once or twice (executor choice, then build).
     static std::atomic<bool> said{false};
     if (!said.exchange(true))

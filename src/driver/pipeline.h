@@ -32,8 +32,9 @@ ir::IRModule optimize_before_fusion(const ir::IRModule& mod, const transform::Pa
 
 // The precision the build runs its products in, from the pass config "anvil.precision" (fp32,
 // bf16 or auto; fp32 when unset) and the target: auto is bf16 where the target has a bf16
-// dot-product unit; bf16 on a target without one falls back to fp32 and says so on stderr.
-// Throws Error for any other value.
+// dot-product unit; bf16 on a target without one falls back to fp32 and says so on stderr,
+// unless "anvil.bf16_emulate" is 1 (the bf16 kernels then widen their operands and compute the
+// same sums with FMAs). Throws Error for any other value of either.
 std::string resolve_precision(const transform::PassContext& ctx, const PipelineTarget& target);
 
 // FuseOps at the fusion level and max depth that ctx selects (the last pass of optimize()).

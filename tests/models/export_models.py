@@ -8,8 +8,9 @@ For each model it writes, into the cache directory:
   <name>.input.npz     a seeded input, keyed by the ONNX input name
   <name>.expected.npz  ONNX Runtime's outputs on that input, keyed output_0, output_1, ...
   <name>.stamp         written last; names the exporter and library versions
-The int8 models (INT8_MODELS) also write output_scale into <name>.expected.npz and ONNX
-Runtime's outputs on the seeded batch int8_inputs.npz into <name>.checks.npz.
+The int8 models (INT8_MODELS) also write output_scale into <name>.expected.npz; they and the
+float classifiers of CHECKED_MODELS write ONNX Runtime's outputs on the seeded batch
+check_inputs.npz into <name>.checks.npz.
 
 A model whose stamp matches is not exported again, so only a fresh build tree
 (or a change to this script or to torch, torchvision, onnx, onnxruntime or numpy)
@@ -56,8 +57,11 @@ FAMILY_MODELS = ["mobilenet_v3_large", "efficientnet_b1", "shufflenet_v2_x0_5", 
                  "mnasnet0_5", "swin_t", "fcn_resnet50", "deeplabv3_resnet50"]
 SEGMENTATION_MODELS = {"fcn_resnet50", "deeplabv3_resnet50"}
 KNOWN_MODELS = MODELS + FAMILY_MODELS
-# The seeded inputs the int8 models are compared on (int8_inputs.npz, one batch of them).
-INT8_CHECK_INPUTS = 100
+# The seeded inputs (check_inputs.npz, one batch of them) that the int8 models and the bf16
+# builds of the float classifiers (CHECKED_MODELS) are compared on, class by class: ONNX
+# Runtime's outputs on them go to <name>.checks.npz.
+CHECK_INPUTS = 100
+CHECKED_MODELS = ["resnet18", "mobilenet_v2", "squeezenet1_1", "efficientnet_b0", "vit_b_16"]
 OPSET = 13
 INPUT_SHAPE = (1, 3, 224, 224)
 INPUT_NAME = "input"
@@ -241,7 +245,7 @@ def save_npz(path, arrays):
 
 def export_int8(name, out, stamp):
     """Quantizes the float model, then records ONNX Runtime's int8 outputs on the seeded input
-    and on INT8_CHECK_INPUTS further seeded inputs, with the scale of the model's output."""
+    and on the CHECK_INPUTS seeded check inputs, with the scale of the model's output."""
     import numpy as np
     import onnx
     from onnx import numpy_helper
@@ -282,15 +286,23 @@ def export_int8(name, out, stamp):
     save_npz(out / f"{name}.input.npz", feeds)
     save_npz(out / f"{name}.expected.npz",
              {"output_0": run_onnxruntime(onnx_path, feeds)[0], "output_scale": output_scale})
-    checks = out / "int8_inputs.npz"
+    save_checks(name, out, onnx_path)
+    finish(name, out, stamp, "quantized and checked", start)
+
+
+def save_checks(name, out, onnx_path):
+    """Writes ONNX Runtime's first output on each of the CHECK_INPUTS seeded inputs (written to
+    check_inputs.npz by the first model that needs them) into <name>.checks.npz."""
+    import numpy as np
+
     rng = np.random.RandomState(SEED + 3)
-    inputs = rng.standard_normal((INT8_CHECK_INPUTS,) + INPUT_SHAPE[1:]).astype(np.float32)
+    inputs = rng.standard_normal((CHECK_INPUTS,) + INPUT_SHAPE[1:]).astype(np.float32)
+    checks = out / "check_inputs.npz"
     if not checks.exists():
         save_npz(checks, {INPUT_NAME: inputs})
     outputs = [run_onnxruntime(onnx_path, {INPUT_NAME: inputs[i:i + 1]})[0]
-               for i in range(INT8_CHECK_INPUTS)]
+               for i in range(CHECK_INPUTS)]
     save_npz(out / f"{name}.checks.npz", {"output_0": np.concatenate(outputs)})
-    finish(name, out, stamp, "quantized and checked", start)
 
 
 def recurrent_model(name):
@@ -526,6 +538,8 @@ def export_one(name, out, stamp):
             raise SystemExit(f"export_models: output {i} of {name} is all zero or not finite")
     save_npz(out / f"{name}.input.npz", feeds)
     save_npz(out / f"{name}.expected.npz", {f"output_{i}": o for i, o in enumerate(outputs)})
+    if name in CHECKED_MODELS:
+        save_checks(name, out, onnx_path)
     finish(name, out, stamp, "exported", start)
 
 

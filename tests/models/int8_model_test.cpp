@@ -18,6 +18,7 @@
 #include "anvil/frontend/onnx.h"
 #include "anvil/runtime/npy.h"
 #include "anvil/runtime/vm.h"
+#include "models/check_inputs.h"
 #include "models/model_cache.h"
 
 namespace fs = std::filesystem;
@@ -26,31 +27,7 @@ namespace anvil {
 namespace {
 
 using testing::model_cache;
-
-const Tensor& named(const NamedTensors& tensors, const std::string& name) {
-  for (const auto& [key, tensor] : tensors)
-    if (key == name) return tensor;
-  ADD_FAILURE() << "no tensor '" << name << "'";
-  static Tensor none;
-  return none;
-}
-
-// Row `row` of a (rows, ...) tensor as a (1, ...) tensor.
-Tensor row_of(const Tensor& batch, int64_t row) {
-  std::vector<int64_t> shape = batch.shape_vector();
-  shape[0] = 1;
-  Tensor out = Tensor::empty(shape, batch.dtype());
-  const int64_t n = out.numel();
-  for (int64_t i = 0; i < n; ++i) out.set_from_double(i, batch.get_as_double(row * n + i));
-  return out;
-}
-
-int64_t argmax(const Tensor& t, int64_t offset, int64_t n) {
-  int64_t best = 0;
-  for (int64_t i = 1; i < n; ++i)
-    if (t.get_as_double(offset + i) > t.get_as_double(offset + best)) best = i;
-  return best;
-}
+using testing::named;
 
 class Int8ModelTest : public ::testing::TestWithParam<std::string> {};
 
@@ -64,31 +41,15 @@ TEST_P(Int8ModelTest, MatchesOnnxRuntimeInt8) {
   const double step =
       named(read_npz(cache / (name + ".expected.npz")), "output_scale").get_as_double(0);
   ASSERT_GT(step, 0);
-  const Tensor inputs = named(read_npz(cache / "int8_inputs.npz"), "input");
-  const Tensor expected = named(read_npz(cache / (name + ".checks.npz")), "output_0");
-  const int64_t count = inputs.shape_vector()[0], classes = expected.shape_vector()[1];
-  ASSERT_EQ(expected.shape_vector()[0], count);
-
   driver::BuiltModule built = driver::build(model.mod, model.params, {});
   GraphExecutor executor = built.create_executor();
-  double max_steps = 0;
-  int64_t same_top1 = 0;
-  for (int64_t k = 0; k < count; ++k) {
-    executor.set_input(model.input_names[0], row_of(inputs, k));
-    executor.run();
-    Tensor got = executor.get_output(0);
-    ASSERT_EQ(got.numel(), classes);
-    for (int64_t j = 0; j < classes; ++j)
-      max_steps = std::max(
-          max_steps,
-          std::fabs(got.get_as_double(j) - expected.get_as_double(k * classes + j)) / step);
-    same_top1 += argmax(got, 0, classes) == argmax(expected, k * classes, classes);
-  }
+  const testing::CheckRun run = testing::run_check_inputs(executor, name, model.input_names[0]);
   std::printf("%s: %lld inputs, max |anvil - ort| = %.3g steps of %.4g, same top-1 on %lld\n",
-              name.c_str(), static_cast<long long>(count), max_steps, step,
-              static_cast<long long>(same_top1));
-  EXPECT_LE(max_steps, 2.0 + 1e-6) << name;
-  EXPECT_GE(same_top1, count * 98 / 100) << name;
+              name.c_str(), static_cast<long long>(run.inputs), run.max_gap / step, step,
+              static_cast<long long>(run.same_top1));
+  EXPECT_EQ(run.inputs, 100) << name;
+  EXPECT_LE(run.max_gap / step, 2.0 + 1e-6) << name;
+  EXPECT_GE(run.same_top1, run.inputs * 98 / 100) << name;
 }
 
 INSTANTIATE_TEST_SUITE_P(Quantized, Int8ModelTest,

@@ -38,7 +38,7 @@ np.savez(os.path.join(out_dir, 'calibration.npz'),
   run_python("cache = r'" + cache.string() + "'\nname = '" + name + "'\nours = r'" + quantized +
                  R"('
 import numpy as np, onnxruntime as ort
-inputs = np.load(os.path.join(cache, 'int8_inputs.npz'))['input'][:10]
+inputs = np.load(os.path.join(cache, 'check_inputs.npz'))['input'][:10]
 def outputs(path):
     # QDQ evaluated as written (dequantize, float op, quantize): the error of the quantization
     # itself, not of the host's int8 kernels (without VNNI ONNX Runtime's saturate).
