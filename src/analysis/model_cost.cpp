@@ -118,6 +118,10 @@ class ExecutionOrderWalk {
       out.push_back(item->tuple);
     } else if (const auto* node = ir::as<ir::IfNode>(e)) {
       out = {node->cond, node->then_branch, node->else_branch};
+    } else if (const auto* loop = ir::as<ir::WhileNode>(e)) {
+      out = loop->init;
+      out.push_back(loop->cond);
+      out.push_back(loop->body);
     } else if (const auto* let = ir::as<ir::LetNode>(e)) {
       bound_names_[let->value.get()] = let->var->name;
       out = {let->value, let->body};
@@ -135,7 +139,8 @@ class ExecutionOrderWalk {
   // Nodes print-ir gives a numbered line of their own (when not bound to a variable).
   static bool is_step(const ir::ExprNode& e) {
     return e.kind == ir::ExprKind::Call || e.kind == ir::ExprKind::Tuple ||
-           e.kind == ir::ExprKind::TupleGetItem || e.kind == ir::ExprKind::If;
+           e.kind == ir::ExprKind::TupleGetItem || e.kind == ir::ExprKind::If ||
+           e.kind == ir::ExprKind::While;
   }
 
   void finish(const ir::Expr& e) {

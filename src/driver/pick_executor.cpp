@@ -29,7 +29,7 @@ bool graph_compiles(const ir::OpNode& op) {
   return topi::find_compute(op.name) && !topi::find_shape_compute(op.name);
 }
 
-// True when every expression of @main has a static type, no If occurs and every op called
+// True when every expression of @main has a static type, no If or While occurs and every op called
 // can run on the graph executor (ops inside fused groups included).
 bool graph_executor_can_run(const ir::IRModule& mod) {
   ir::Function main = mod.get_function("main");
@@ -39,7 +39,8 @@ bool graph_executor_can_run(const ir::IRModule& mod) {
   bool ok = true;
   ir::post_order_visit(main->body, [&](const ir::Expr& e) {
     if (!ok) return;
-    if (e->kind == ir::ExprKind::If || !is_static_type(e->checked_type)) {
+    if (e->kind == ir::ExprKind::If || e->kind == ir::ExprKind::While ||
+        !is_static_type(e->checked_type)) {
       ok = false;
       return;
     }

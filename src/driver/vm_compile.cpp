@@ -1,8 +1,10 @@
-// VM compilation of @main. The body is an expression DAG whose If nodes split it into regions:
-// a region is what its root reaches without entering If branches. Each region is fused on its
-// own (If results and values of enclosing regions become parameters of a temporary function),
-// then emitted in post order; an If emits its condition and the values its branches read from
-// the region, then the branches inline between jumps.
+// VM compilation of @main. The body is an expression DAG whose If and While nodes split it into
+// regions: a region is what its root reaches without entering If branches or a While's
+// condition and body. Each region is fused on its own (control-flow results and values of
+// enclosing regions become parameters of a temporary function), then emitted in post order; an
+// If emits its condition and the values its branches read from the region, then the branches
+// inline between jumps; a While emits its initial values, then its condition and body as
+// regions of their own inside a loop of jumps.
 #include "driver/vm_compile.h"
 
 #include <algorithm>
@@ -86,11 +88,13 @@ class VmCompiler {
   }
   size_t pc() const { return program_.main.instructions.size(); }
 
-  // What an If needs from its region: its condition and the region's values its branches read.
-  struct IfSite {
-    const ir::IfNode* node;
-    std::vector<ir::Expr> free;  // region nodes read by the branches
-    size_t first_field = 0;      // index in the fused tuple of the condition; free follow
+  // What an If or a While needs from its region: its operands (an If's condition, a While's
+  // initial values) and the region's values its branches or its condition and body read.
+  struct ControlSite {
+    const ir::ExprNode* node;
+    std::vector<ir::Expr> operands;
+    std::vector<ir::Expr> free;  // region nodes read inside
+    size_t first_field = 0;      // index in the fused tuple of the operands; free follow
   };
 
   RegValue compile_region(const ir::Expr& root, const Env& outer) {
@@ -107,15 +111,22 @@ class VmCompiler {
       order.push_back(e);
       children_of(e, false, stack);
     }
-    // 2. For each If, the region nodes its branches read (nested branches included).
-    std::vector<IfSite> sites;
+    // 2. For each If and While, the region nodes read inside it (nested ones included).
+    std::vector<ControlSite> sites;
     std::unordered_map<const ir::ExprNode*, size_t> site_of;
     for (const ir::Expr& e : order) {
-      const auto* node = ir::as<ir::IfNode>(e);
-      if (!node) continue;
-      IfSite site{node, {}, 0};
+      ControlSite site{e.get(), {}, {}, 0};
+      std::vector<ir::Expr> walk;
+      if (const auto* node = ir::as<ir::IfNode>(e)) {
+        site.operands = {node->cond};
+        walk = {node->then_branch, node->else_branch};
+      } else if (const auto* loop = ir::as<ir::WhileNode>(e)) {
+        site.operands = loop->init;
+        walk = {loop->cond, loop->body};
+      } else {
+        continue;
+      }
       std::unordered_set<const ir::ExprNode*> seen;
-      std::vector<ir::Expr> walk = {node->then_branch, node->else_branch};
       while (!walk.empty()) {
         ir::Expr x = walk.back();
         walk.pop_back();
@@ -126,10 +137,10 @@ class VmCompiler {
         }
         children_of(x, true, walk);
       }
-      site_of[node] = sites.size();
+      site_of[e.get()] = sites.size();
       sites.push_back(std::move(site));
     }
-    // 3. The region as a function of its outer values and If results, then fused.
+    // 3. The region as a function of its outer values and control-flow results, then fused.
     std::vector<ir::Var> params;
     std::vector<std::function<RegValue()>> param_values;
     std::unordered_map<const ir::ExprNode*, ir::Expr> rewritten;
@@ -144,12 +155,13 @@ class VmCompiler {
         RegValue value = it->second;
         param_values.push_back([value] { return value; });
         result = param;
-      } else if (const auto* node = ir::as<ir::IfNode>(e)) {
+      } else if (auto site = site_of.find(e.get()); site != site_of.end()) {
         ir::Var param = ir::VarNode::make("v" + std::to_string(params.size()), type_of(e));
         params.push_back(param);
-        size_t site = site_of.at(node);
-        param_values.push_back(
-            [this, site, &sites, &outer] { return emit_if(sites[site], outer); });
+        param_values.push_back([this, at = site->second, &sites, &outer] {
+          const ControlSite& s = sites[at];
+          return s.node->kind == ir::ExprKind::If ? emit_if(s, outer) : emit_while(s, outer);
+        });
         result = param;
       } else if (const auto* call = ir::as<ir::CallNode>(e)) {
         std::vector<ir::Expr> args;
@@ -171,9 +183,9 @@ class VmCompiler {
       return result;
     };
     std::vector<ir::Expr> fields = {rewrite(root)};
-    for (IfSite& site : sites) {
+    for (ControlSite& site : sites) {
       site.first_field = fields.size();
-      fields.push_back(rewrite(site.node->cond));
+      for (const ir::Expr& operand : site.operands) fields.push_back(rewrite(operand));
       for (const ir::Expr& f : site.free) fields.push_back(rewrite(f));
     }
     ir::IRModule region_mod = module_;
@@ -183,7 +195,7 @@ class VmCompiler {
     ANVIL_ICHECK(fused_tuple && fused_tuple->fields.size() == fields.size(),
                  "vm compile: fusion changed the region's result tuple");
 
-    // 4. Emission, children first; an If's parameter emits the If when first read.
+    // 4. Emission, children first; an If's or While's parameter emits it when first read.
     Env values;
     for (size_t i = 0; i < fused->params.size(); ++i) param_index_[fused->params[i].get()] = i;
     current_params_ = &param_values;
@@ -193,15 +205,72 @@ class VmCompiler {
     return result;
   }
 
-  // Emits the If of a site: its condition, the values its branches read, the branches.
-  RegValue emit_if(const IfSite& site, const Env& outer) {
-    // The region's emission state is saved: branches compile regions of their own.
+  // The registers of a site's operands, and the environment inside it: the outer one and the
+  // region values it reads.
+  std::vector<RegValue> emit_operands(const ControlSite& site, const Env& outer, Env& inner) {
     const std::vector<ir::Expr>* fields = current_fields_;
-    RegValue cond = evaluate((*fields)[site.first_field]);
-    Env inner = outer;
+    std::vector<RegValue> operands;
+    for (size_t i = 0; i < site.operands.size(); ++i)
+      operands.push_back(evaluate((*fields)[site.first_field + i]));
+    inner = outer;
+    const size_t first_free = site.first_field + site.operands.size();
     for (size_t i = 0; i < site.free.size(); ++i)
-      inner[site.free[i].get()] = evaluate((*fields)[site.first_field + 1 + i]);
+      inner[site.free[i].get()] = evaluate((*fields)[first_free + i]);
+    return operands;
+  }
+
+  // Emits a While: the vars take the initial values; at the head, their unknown dims are named
+  // (size variables bound anew on every iteration), the condition jumps past the loop when
+  // false, and the body's values move into the vars before the jump back to the head.
+  RegValue emit_while(const ControlSite& site, const Env& outer) {
+    const auto* loop = static_cast<const ir::WhileNode*>(site.node);
+    Env inner;
+    std::vector<RegValue> init = emit_operands(site, outer, inner);
+    std::vector<RegIndex> vars, init_regs;
+    std::vector<const ir::TensorTypeNode*> var_types;
+    for (size_t i = 0; i < loop->vars.size(); ++i) {
+      const ir::Var& var = loop->vars[i];
+      const auto* tensor = ir::as<ir::TensorTypeNode>(var->annotation);
+      if (!tensor || init[i].is_tuple)
+        throw_error("build_vm: loop variable %", var->name, " has type ",
+                    ir::type_to_string(var->annotation), "; loop variables must be tensors");
+      vars.push_back(new_reg());
+      init_regs.push_back(init[i].reg);
+      var_types.push_back(tensor);
+      inner[var.get()] = RegValue{vars.back(), {}, false};
+    }
+    emit(instruction(Opcode::Move, init_regs, vars));
+    const size_t head = pc();
+    for (size_t i = 0; i < vars.size(); ++i) match_unknown_dims(vars[i], *var_types[i]);
+
+    auto saved_params = current_params_;
+    auto saved_fields = current_fields_;
+    auto saved_values = current_values_;
+    RegValue cond = compile_region(loop->cond, inner);
+    if (cond.is_tuple) throw_error("build_vm: the condition of a While is a tuple");
+    size_t branch = emit(instruction(Opcode::If, {cond.reg}));
+    program_.main.instructions[branch].true_target = int32_t(pc());
+    RegValue next = compile_region(loop->body, inner);
+    emit(instruction(Opcode::Move, next.flat(), vars));
+    size_t back = emit(instruction(Opcode::Goto));
+    program_.main.instructions[back].true_target = int32_t(head);
+    program_.main.instructions[branch].false_target = int32_t(pc());
+    current_params_ = saved_params;
+    current_fields_ = saved_fields;
+    current_values_ = saved_values;
+    RegValue result;
+    result.is_tuple = true;
+    for (RegIndex reg : vars) result.fields.push_back(RegValue{reg, {}, false});
+    return result;
+  }
+
+  // Emits the If of a site: its condition, the values its branches read, the branches.
+  RegValue emit_if(const ControlSite& site, const Env& outer) {
+    // The region's emission state is saved: branches compile regions of their own.
+    Env inner;
+    RegValue cond = emit_operands(site, outer, inner).at(0);
     if (cond.is_tuple) throw_error("build_vm: the condition of an If is a tuple");
+    const auto* node = static_cast<const ir::IfNode*>(site.node);
 
     ANVIL_ICHECK(site.node->checked_type, "vm compile: an untyped If");
     std::function<RegValue(const ir::Type&)> fresh = [&](const ir::Type& type) {
@@ -220,11 +289,11 @@ class VmCompiler {
     auto saved_values = current_values_;
     size_t branch = emit(instruction(Opcode::If, {cond.reg}));
     program_.main.instructions[branch].true_target = int32_t(pc());
-    RegValue then_value = compile_region(site.node->then_branch, inner);
+    RegValue then_value = compile_region(node->then_branch, inner);
     emit(instruction(Opcode::Move, then_value.flat(), result.flat()));
     size_t jump = emit(instruction(Opcode::Goto));
     program_.main.instructions[branch].false_target = int32_t(pc());
-    RegValue else_value = compile_region(site.node->else_branch, inner);
+    RegValue else_value = compile_region(node->else_branch, inner);
     emit(instruction(Opcode::Move, else_value.flat(), result.flat()));
     program_.main.instructions[jump].true_target = int32_t(pc());
     // Where the branches join, the result's unknown dims (branches may differ in them) are

@@ -73,7 +73,8 @@ std::optional<vm::DimProgram> dim_program(const ir::Dim& dim,
   return program;
 }
 
-// Nodes the walk descends into inside a region (If branches excluded) or everywhere.
+// Nodes the walk descends into inside a region (If branches and While conditions and bodies
+// excluded) or everywhere.
 void children_of(const ir::Expr& expr, bool enter_branches, std::vector<ir::Expr>& out) {
   switch (expr->kind) {
     case ir::ExprKind::Call:
@@ -91,6 +92,15 @@ void children_of(const ir::Expr& expr, bool enter_branches, std::vector<ir::Expr
       if (enter_branches) {
         out.push_back(node->then_branch);
         out.push_back(node->else_branch);
+      }
+      break;
+    }
+    case ir::ExprKind::While: {
+      const auto* loop = ir::as<ir::WhileNode>(expr);
+      for (const ir::Expr& value : loop->init) out.push_back(value);
+      if (enter_branches) {
+        out.push_back(loop->cond);
+        out.push_back(loop->body);
       }
       break;
     }

@@ -58,6 +58,13 @@ void ExprVisitor::visit_If(const IfNode* node) {
   visit(node->else_branch);
 }
 
+void ExprVisitor::visit_While(const WhileNode* node) {
+  for (const Expr& value : node->init) visit(value);
+  for (const Var& var : node->vars) visit(var);
+  visit(node->cond);
+  visit(node->body);
+}
+
 void ExprVisitor::visit_Let(const LetNode* node) {
   visit(node->var);
   visit(node->value);
@@ -166,6 +173,23 @@ Expr ExprMutator::mutate_If(const IfNode* node, const Expr& self) {
   Expr c = mutate(node->cond), t = mutate(node->then_branch), e = mutate(node->else_branch);
   if (c == node->cond && t == node->then_branch && e == node->else_branch) return self;
   return IfNode::make(c, t, e);
+}
+
+Expr ExprMutator::mutate_While(const WhileNode* node, const Expr& self) {
+  bool changed = false;
+  std::vector<Expr> init = mutate_all(node->init, changed);
+  std::vector<Var> vars;
+  for (const Var& v : node->vars) {
+    Expr mutated = mutate(v);
+    const auto* var = as<VarNode>(mutated);
+    ANVIL_ICHECK(var, "a loop variable must stay a variable");
+    vars.push_back(Var(var));
+    changed |= mutated != Expr(v);
+  }
+  Expr cond = mutate(node->cond), body = mutate(node->body);
+  changed |= cond != node->cond || body != node->body;
+  if (!changed) return self;
+  return WhileNode::make(std::move(vars), std::move(init), cond, body);
 }
 
 Expr ExprMutator::mutate_Let(const LetNode* node, const Expr& self) {

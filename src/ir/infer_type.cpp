@@ -100,11 +100,16 @@ class TypeInferencer {
         if (!c || !c->dtype.is_bool() || (c->shape && !c->shape->empty()))
           throw_error("if condition must be a scalar bool, got ", type_to_string(cond));
         Type then_type = infer(node->then_branch), else_type = infer(node->else_branch);
-        if (!types_equal(then_type, else_type))
+        // Branches may differ in their dims (an empty static tensor against a dynamic one):
+        // the If's type is what holds both.
+        Type joined = join_types(then_type, else_type);
+        if (!joined)
           throw_error("if branches have different types: ", type_to_string(then_type), " vs ",
                       type_to_string(else_type));
-        return then_type;
+        return joined;
       }
+      case ExprKind::While:
+        return infer_while(as<WhileNode>(e));
       case ExprKind::Let: {
         const auto* node = as<LetNode>(e);
         bind(node->var, infer_named(node->value, node->var->name));
@@ -133,6 +138,42 @@ class TypeInferencer {
       throw_error("%", var->name, " is annotated ", type_to_string(var->annotation),
                   " but its value has type ", type_to_string(value_type));
     memo_[var.get()] = value_type;
+  }
+
+  // A loop's vars keep their annotated types on every iteration: the initial values and the
+  // body's must fit them (be them, or them with fewer dims unknown).
+  Type infer_while(const WhileNode* node) {
+    auto fits = [](const Type& annotated, const Type& value) {
+      Type joined = join_types(annotated, value);
+      return joined && types_equal(joined, annotated);
+    };
+    std::vector<Type> fields;
+    for (size_t i = 0; i < node->vars.size(); ++i) {
+      const Var& var = node->vars[i];
+      if (!var->annotation) throw_error("loop variable %", var->name, " has no type annotation");
+      Type init = infer(node->init[i]);
+      if (!fits(var->annotation, init))
+        throw_error("loop variable %", var->name, " has type ", type_to_string(var->annotation),
+                    " but its initial value has type ", type_to_string(init));
+      memo_[var.get()] = var->annotation;
+      fields.push_back(var->annotation);
+    }
+    Type cond = infer(node->cond);
+    const auto* c = as<TensorTypeNode>(cond);
+    if (!c || !c->dtype.is_bool() || (c->shape && !c->shape->empty()))
+      throw_error("loop condition must be a scalar bool, got ", type_to_string(cond));
+    Type body = infer(node->body);
+    const auto* next = as<TupleTypeNode>(body);
+    if (!next || next->fields.size() != fields.size())
+      throw_error("loop body must give a tuple of ", fields.size(),
+                  " values (one per loop "
+                  "variable), got ",
+                  type_to_string(body));
+    for (size_t i = 0; i < fields.size(); ++i)
+      if (!fits(fields[i], next->fields[i]))
+        throw_error("loop variable %", node->vars[i]->name, " has type ", type_to_string(fields[i]),
+                    " but the body gives it ", type_to_string(next->fields[i]));
+    return TupleTypeNode::make(std::move(fields));
   }
 
   Type infer_function(const FunctionNode* fn) {

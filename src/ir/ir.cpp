@@ -87,6 +87,32 @@ bool types_equal(const Type& a, const Type& b) {
                                                    y->params.begin(), y->params.end(), types_equal);
 }
 
+Type join_types(const Type& a, const Type& b) {
+  if (types_equal(a, b)) return a;
+  if (!a || !b || a->kind != b->kind) return nullptr;
+  if (auto* x = as<TensorTypeNode>(a)) {
+    auto* y = as<TensorTypeNode>(b);
+    if (x->dtype != y->dtype) return nullptr;
+    if (!x->shape || !y->shape || x->shape->size() != y->shape->size())
+      return TensorTypeNode::make_unknown_rank(x->dtype);
+    std::vector<Dim> dims;
+    for (size_t i = 0; i < x->shape->size(); ++i)
+      dims.push_back((*x->shape)[i] == (*y->shape)[i] ? (*x->shape)[i] : Dim::any());
+    return TensorTypeNode::make(std::move(dims), x->dtype);
+  }
+  if (auto* x = as<TupleTypeNode>(a)) {
+    auto* y = as<TupleTypeNode>(b);
+    if (x->fields.size() != y->fields.size()) return nullptr;
+    std::vector<Type> fields;
+    for (size_t i = 0; i < x->fields.size(); ++i) {
+      fields.push_back(join_types(x->fields[i], y->fields[i]));
+      if (!fields.back()) return nullptr;
+    }
+    return TupleTypeNode::make(std::move(fields));
+  }
+  return nullptr;  // functions of different types
+}
+
 // ---------------------------------------------------------------- expressions
 
 const char* expr_kind_name(ExprKind kind) {
@@ -190,6 +216,17 @@ If IfNode::make(Expr cond, Expr then_branch, Expr else_branch) {
   node->then_branch = std::move(then_branch);
   node->else_branch = std::move(else_branch);
   return If(node);
+}
+
+While WhileNode::make(std::vector<Var> vars, std::vector<Expr> init, Expr cond, Expr body) {
+  ANVIL_ICHECK(vars.size() == init.size(), "a While needs one initial value per var, got ",
+               vars.size(), " vars and ", init.size(), " values");
+  auto node = new WhileNode();
+  node->vars = std::move(vars);
+  node->init = std::move(init);
+  node->cond = std::move(cond);
+  node->body = std::move(body);
+  return While(node);
 }
 
 Let LetNode::make(Var var, Expr value, Expr body) {

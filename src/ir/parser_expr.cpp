@@ -128,6 +128,7 @@ Expr TextParser::primary() {
     return function_rest();
   }
   if (t.is_ident("if")) return if_expr();
+  if (t.is_ident("while") && peek(1).is(TokenKind::LParen)) return while_expr();
   if (t.is_ident("seq") && peek(1).is(TokenKind::LBrace)) {
     next();
     return SeqExprNode::make({}, braced_body());
@@ -165,6 +166,34 @@ Expr TextParser::if_expr() {
   expect_ident("else");
   Expr else_branch = braced_body();
   return IfNode::make(cond, then_branch, else_branch);
+}
+
+// "while (%v: Type = init, ...) { cond } do { body }": the vars are visible in cond and body.
+Expr TextParser::while_expr() {
+  DepthGuard guard(*this, peek());
+  next();
+  expect(TokenKind::LParen, "'(' after 'while'");
+  std::vector<Var> vars;
+  std::vector<Expr> init;
+  std::vector<std::pair<std::string, Var>> bound;
+  while (!peek().is(TokenKind::RParen)) {
+    Token name = expect(TokenKind::Local, "a loop variable (%name: Type = value)");
+    Type annotation;
+    if (accept(TokenKind::Colon)) annotation = type();
+    expect(TokenKind::Equal, "'=' and the loop variable's initial value");
+    init.push_back(expr());  // read before the vars are bound: init sees the enclosing scope
+    vars.push_back(VarNode::make(name.text, annotation));
+    bound.emplace_back(name.text, vars.back());
+    if (!accept(TokenKind::Comma)) break;
+  }
+  expect(TokenKind::RParen, "',' or ')' after a loop variable");
+  push_scope();
+  for (const auto& [name, var] : bound) bind(name, var);
+  Expr cond = braced_body();
+  expect_ident("do");
+  Expr body = braced_body();
+  pop_scope();
+  return WhileNode::make(std::move(vars), std::move(init), cond, body);
 }
 
 // "()" is the empty tuple, "(x)" is x, "(x,)" and "(x, y)" are tuples.

@@ -291,6 +291,9 @@ class Printer {
       out.push_back(static_cast<const TupleGetItemNode*>(node)->tuple.get());
     } else if (node->kind == ExprKind::If) {
       out.push_back(static_cast<const IfNode*>(node)->cond.get());
+    } else if (node->kind == ExprKind::While) {
+      for (const Expr& value : static_cast<const WhileNode*>(node)->init)
+        out.push_back(value.get());
     }
   }
 
@@ -355,6 +358,20 @@ class Printer {
         std::string then_text = braced(node->then_branch, "if (" + cond + ") ");
         return then_text + braced(node->else_branch, " else ");
       }
+      case ExprKind::While: {
+        // while (%v: Type = init, ...) { cond } do { body }
+        const auto* node = as<WhileNode>(e);
+        std::string head = "while (";
+        for (size_t i = 0; i < node->vars.size(); ++i) {
+          const Var& var = node->vars[i];
+          std::string init = ref(node->init[i]);
+          head += (i ? ", " : "") + define_var(var.get());
+          if (var->annotation) head += ": " + type_to_string(var->annotation);
+          head += " = " + init;
+        }
+        std::string cond_text = braced(node->cond, head + ") ");
+        return cond_text + braced(node->body, " do ");
+      }
       case ExprKind::Let:
         return braced(e, "");
       case ExprKind::SeqExpr: {
@@ -418,6 +435,7 @@ class Printer {
       case ExprKind::Tuple:
       case ExprKind::TupleGetItem:
       case ExprKind::If:
+      case ExprKind::While:
         return " /* ty=" + type_to_string(e->checked_type) + " */";
       default:
         return "";
@@ -478,6 +496,14 @@ void for_each_child(const ExprNode* node, const std::function<void(const Expr&)>
       fn(n->cond);
       fn(n->then_branch);
       fn(n->else_branch);
+      break;
+    }
+    case ExprKind::While: {
+      const auto* n = static_cast<const WhileNode*>(node);
+      for (const Expr& value : n->init) fn(value);
+      for (const Var& var : n->vars) fn(var);
+      fn(n->cond);
+      fn(n->body);
       break;
     }
     case ExprKind::Let: {

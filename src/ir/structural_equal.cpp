@@ -227,6 +227,21 @@ class Comparer {
         push(x->else_branch, y->else_branch, path, "else");
         break;
       }
+      case ExprKind::While: {
+        const auto* x = static_cast<const WhileNode*>(a);
+        const auto* y = static_cast<const WhileNode*>(b);
+        if (x->vars.size() != y->vars.size())
+          return fail(path, str_cat("loop of ", x->vars.size(), " vs ", y->vars.size(), " vars"));
+        for (size_t i = 0; i < x->vars.size(); ++i) {
+          if (!define(x->vars[i].get(), y->vars[i].get(),
+                      child_path(path, str_cat("vars[", i, "]"))))
+            return false;
+          push(x->init[i], y->init[i], path, str_cat("init[", i, "]"));
+        }
+        push(x->cond, y->cond, path, "cond");
+        push(x->body, y->body, path, "body");
+        break;
+      }
       case ExprKind::Let: {
         const auto* x = static_cast<const LetNode*>(a);
         const auto* y = static_cast<const LetNode*>(b);
@@ -372,6 +387,8 @@ class Hasher {
         for (size_t i = 0; i < fn->params.size(); ++i) tags_[fn->params[i].get()] = mix(0x1001, i);
       } else if (const auto* let = as<LetNode>(Expr(node))) {
         tags_[let->var.get()] = 0x1002;
+      } else if (const auto* loop = as<WhileNode>(Expr(node))) {
+        for (size_t i = 0; i < loop->vars.size(); ++i) tags_[loop->vars[i].get()] = mix(0x1005, i);
       } else if (const auto* seq = as<SeqExprNode>(Expr(node))) {
         for (size_t i = 0; i < seq->blocks.size(); ++i)
           for (size_t j = 0; j < seq->blocks[i].bindings.size(); ++j)

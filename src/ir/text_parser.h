@@ -53,6 +53,7 @@ class TextParser {
   Expr argument_tuple();
   Expr paren_or_tuple();
   Expr if_expr();
+  Expr while_expr();
   Expr scalar_literal();
   Expr const_literal();
   Expr meta_ref();

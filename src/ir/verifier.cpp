@@ -37,6 +37,8 @@ std::string describe(const ExprNode* e) {
       return "function";
     case ExprKind::If:
       return "if";
+    case ExprKind::While:
+      return "while";
     case ExprKind::Let:
       return "let of " + var_text(static_cast<const LetNode*>(e)->var.get());
     case ExprKind::SeqExpr:
@@ -222,6 +224,20 @@ class FunctionChecker {
                   {Task::Visit, n->else_branch.get()},
                   {Task::Close, nullptr}});
         return;
+      }
+      case ExprKind::While: {
+        // The initial values see the enclosing scope; the vars, cond and body one of their own.
+        const auto* loop = static_cast<const WhileNode*>(e);
+        for (const Expr& value : loop->init) visit_child(value);
+        next.push_back({Task::Open, nullptr});
+        for (const Var& var : loop->vars) {
+          next.push_back({Task::Define, var.get()});
+          if (first_time) check_type(var.get());
+        }
+        visit_child(loop->cond);
+        visit_child(loop->body);
+        next.push_back({Task::Close, nullptr});
+        break;
       }
       case ExprKind::SeqExpr: {
         const auto* seq = static_cast<const SeqExprNode*>(e);

@@ -62,6 +62,26 @@ class Evaluator {
     return inner.eval(fn.body);
   }
 
+  // Each iteration evaluates cond and body afresh over the values outside the loop, whose
+  // memo it shares.
+  Value eval_while(const WhileNode& loop) {
+    std::vector<Value> vars;
+    for (const Expr& value : loop.init) vars.push_back(eval(value));
+    while (true) {
+      Evaluator iteration(mod_, interpreter_);
+      iteration.env_ = env_;
+      iteration.size_bindings_ = size_bindings_;
+      for (size_t i = 0; i < vars.size(); ++i) iteration.env_[loop.vars[i].get()] = vars[i];
+      Value cond = iteration.eval(loop.cond);
+      if (cond.tensor.numel() == 0 || cond.tensor.get_as_double(0) == 0) break;
+      Value next = iteration.eval(loop.body);
+      ANVIL_ICHECK(next.is_tuple && next.fields.size() == vars.size(),
+                   "a loop body gives no tuple of its vars");
+      vars = std::move(next.fields);
+    }
+    return Value::tuple(std::move(vars));
+  }
+
   Value eval(const Expr& e) {
     if (auto it = env_.find(e.get()); it != env_.end()) return it->second;
     Value v = compute(e);
@@ -95,6 +115,8 @@ class Evaluator {
         return cond.tensor.get_as_double(0) != 0 ? eval(node->then_branch)
                                                  : eval(node->else_branch);
       }
+      case ExprKind::While:
+        return eval_while(*as<WhileNode>(e));
       case ExprKind::Let: {
         const auto* node = as<LetNode>(e);
         env_[node->var.get()] = eval(node->value);

@@ -243,7 +243,8 @@ class VirtualMachine::Impl {
   }
 
   // match_shape / load_shape: each position binds the size variable its program names when
-  // that variable is not bound yet, and must equal its program's value otherwise.
+  // no input binds that variable (again on every pass through a loop: each such variable has
+  // one instruction that binds it), and must equal its program's value otherwise.
   void match_shape(size_t pc, const vm::Instruction& in) {
     const Tensor& source = registers_[size_t(in.args[0])];
     bool values = in.op == vm::Opcode::LoadShape;
@@ -261,7 +262,7 @@ class VirtualMachine::Impl {
       if (dim.steps.size() == 1 && dim.steps[0].op == vm::DimProgram::Op::Var) {
         size_t var = size_t(dim.steps[0].value);
         ANVIL_ICHECK(var < size_values_.size(), "vm: a size variable out of range");
-        if (size_source_[var] == kUnbound) {
+        if (size_source_[var] == kUnbound || size_source_[var] == kBoundDuringRun) {
           size_values_[var] = actual;
           size_source_[var] = kBoundDuringRun;
           continue;

@@ -52,8 +52,8 @@ RegisterDeaths register_deaths(const Function& fn) {
         for (RegIndex r : in.dsts) mask |= bit(r);
       return mask;
     };
-    // Jumps go forward in verified code, so one backward pass is the fixed point; the loop
-    // still iterates until nothing changes, which keeps the result right for backward jumps.
+    // Where every jump goes forward one backward pass is the fixed point; a loop's back edge
+    // asks for more passes, until nothing changes.
     std::fill(live_in.begin(), live_in.end(), 0);
     for (bool changed = true; changed;) {
       changed = false;

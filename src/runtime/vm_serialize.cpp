@@ -404,9 +404,19 @@ class FunctionChecker {
     size_t n = fn_.instructions.size();
     if (target < 0 || size_t(target) >= n)
       throw_error(what_, ": ", where(pc), " jumps to ", target, " (the function has ", n, ")");
-    // Forward jumps only: every instruction runs at most once per run, so a run ends.
-    if (size_t(target) <= pc)
-      throw_error(what_, ": ", where(pc), " jumps back to ", target, " (jumps only go forward)");
+    if (size_t(target) > pc) return;
+    // Only a goto jumps back, closing a loop, and the loop must have a way out: an if between
+    // the target and the goto that jumps past the goto. (A loop whose condition never turns
+    // false still runs forever, as the model asks.)
+    if (fn_.instructions[pc].op != Opcode::Goto)
+      throw_error(what_, ": ", where(pc), " jumps back to ", target,
+                  " (only a goto closes a loop)");
+    for (size_t at = size_t(target); at < pc; ++at) {
+      const Instruction& in = fn_.instructions[at];
+      if (in.op == Opcode::If && (size_t(in.true_target) > pc || size_t(in.false_target) > pc))
+        return;
+    }
+    throw_error(what_, ": ", where(pc), " jumps back to ", target, " into a loop that has no exit");
   }
 
   void check_counts(size_t pc, size_t args, size_t dsts) const {
@@ -485,9 +495,10 @@ class FunctionChecker {
 
   // Every register an instruction reads (and the output storage a kernel writes into) must hold
   // a tensor on every path that reaches it; otherwise the VM would hand a null tensor to a
-  // kernel. Jumps go forward, so one pass in instruction order is a complete data-flow
-  // analysis. Registers are taken 64 at a time, one bit each, which keeps the memory at one
-  // word per instruction however many registers there are.
+  // kernel. Passes in instruction order until nothing changes (one pass where every jump goes
+  // forward; a loop's back edge asks for more), then a last pass checks the reads. Registers
+  // are taken 64 at a time, one bit each, which keeps the memory at one word per instruction
+  // however many registers there are.
   void check_registers_hold_values() const {
     const size_t n = fn_.instructions.size();
     const size_t params = fn_.params.size();
@@ -504,35 +515,45 @@ class FunctionChecker {
       reached[0] = 1;
       incoming[0] = 0;
       for (size_t p = 0; p < params; ++p) incoming[0] |= bit(RegIndex(p));
+      bool changed = false;
       auto flow = [&](size_t to, uint64_t defined) {
+        const uint64_t before = incoming[to];
         incoming[to] &= defined;
+        changed |= incoming[to] != before || !reached[to];
         reached[to] = 1;
       };
-      for (size_t pc = 0; pc < n && pc < bad_pc; ++pc) {
-        if (!reached[pc]) continue;  // dead code never runs
-        const Instruction& in = fn_.instructions[pc];
-        uint64_t defined = incoming[pc];
-        auto read = [&](RegIndex r) {
-          if ((bit(r) & ~defined) && pc < bad_pc) {
-            bad_pc = pc;
-            bad_reg = r;
+      auto pass = [&](bool check) {
+        for (size_t pc = 0; pc < n && pc < bad_pc; ++pc) {
+          if (!reached[pc]) continue;  // dead code never runs
+          const Instruction& in = fn_.instructions[pc];
+          uint64_t defined = incoming[pc];
+          auto read = [&](RegIndex r) {
+            if (check && (bit(r) & ~defined) && pc < bad_pc) {
+              bad_pc = pc;
+              bad_reg = r;
+            }
+          };
+          for (RegIndex r : in.args) read(r);
+          if (in.op == Opcode::InvokeKernel) {
+            for (RegIndex r : in.dsts) read(r);  // destination passing: the storage must exist
+          } else {
+            for (RegIndex r : in.dsts) defined |= bit(r);
           }
-        };
-        for (RegIndex r : in.args) read(r);
-        if (in.op == Opcode::InvokeKernel) {
-          for (RegIndex r : in.dsts) read(r);  // destination passing: the storage must exist
-        } else {
-          for (RegIndex r : in.dsts) defined |= bit(r);
+          if (in.op == Opcode::Goto) {
+            flow(size_t(in.true_target), defined);
+          } else if (in.op == Opcode::If) {
+            flow(size_t(in.true_target), defined);
+            flow(size_t(in.false_target), defined);
+          } else if (in.op != Opcode::Ret) {
+            flow(pc + 1, defined);  // in range: the last instruction is a ret
+          }
         }
-        if (in.op == Opcode::Goto) {
-          flow(size_t(in.true_target), defined);
-        } else if (in.op == Opcode::If) {
-          flow(size_t(in.true_target), defined);
-          flow(size_t(in.false_target), defined);
-        } else if (in.op != Opcode::Ret) {
-          flow(pc + 1, defined);  // in range: the last instruction is a ret
-        }
-      }
+      };
+      do {
+        changed = false;
+        pass(false);
+      } while (changed);
+      pass(true);
     }
     if (bad_pc < n)
       throw_error(what_, ": ", where(bad_pc), " reads r", bad_reg,

@@ -131,6 +131,10 @@ UserMap collect_users(const Expr& function) {
       other(branch->cond);
       other(branch->then_branch);
       other(branch->else_branch);
+    } else if (const auto* loop = ir::as<ir::WhileNode>(e)) {
+      for (const Expr& value : loop->init) other(value);
+      other(loop->cond);
+      other(loop->body);
     } else if (const auto* seq = ir::as<ir::SeqExprNode>(e)) {
       for (const ir::BindingBlock& block : seq->blocks)
         for (const ir::Binding& b : block.bindings) other(b.value);

@@ -67,6 +67,7 @@ void collect_children(const ir::Expr& expr, std::vector<ir::Expr>& out) {
       out.push_back(ir::as<ir::TupleGetItemNode>(expr)->tuple);
       break;
     case ir::ExprKind::If:
+    case ir::ExprKind::While:
     case ir::ExprKind::Let:
     case ir::ExprKind::SeqExpr:
       throw_error("fuse_ops: @main must be a dataflow graph; found ",

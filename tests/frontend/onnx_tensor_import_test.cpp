@@ -1,6 +1,6 @@
 // Importing the tensor converters' ONNX ops: shape arithmetic folds into
 // static ops, run-time shape values give dyn.* ops, Loop unrolls when its
-// trip count is known and Scan when its length is. Models are written with the onnx Python package.
+// trip count is known (a while loop otherwise) and Scan when its length is. Models are written with the onnx Python package.
 #include <gtest/gtest.h>
 
 #include "anvil/frontend/onnx.h"
@@ -140,15 +140,17 @@ TEST_F(OnnxTensorImport, ScanUnrollsOverTheScanAxis) {
   EXPECT_EQ(run(imported, {init, x}), (std::vector<double>{9, 12, 5, 8, 9, 6, 10, 12}));
 }
 
-TEST_F(OnnxTensorImport, LoopWithARuntimeTripCountIsAClearError) {
-  try {
-    frontend::from_onnx(model("loop_runtime_trip"));
-    FAIL() << "no error";
-  } catch (const Error& e) {
-    std::string message = e.what();
-    EXPECT_NE(message.find("(Loop): the trip count is computed at run time"), std::string::npos)
-        << message;
-  }
+// The same loop with its trip count an input: a while loop in the IR (not unrolled), which the
+// reference interpreter runs for each count.
+TEST_F(OnnxTensorImport, LoopWithARuntimeTripCountBecomesAWhileLoop) {
+  frontend::ImportedModel imported = frontend::from_onnx(model("loop_runtime_trip"));
+  EXPECT_NE(ir::print_module(imported.mod).find("while ("), std::string::npos);
+  Tensor x = reference::from_doubles({1, 2, 3, 4, 5}, {5}, DataType::float32());
+  Tensor y0 = reference::from_doubles({10}, {1}, DataType::float32());
+  auto trip = [](int64_t n) { return reference::from_int64s({n}, {}, DataType::int64()); };
+  EXPECT_EQ(run(imported, {trip(3), x, y0}), (std::vector<double>{16, 11, 13, 16}));
+  EXPECT_EQ(run(imported, {trip(0), x, y0}), (std::vector<double>{10}));
+  EXPECT_EQ(run(imported, {trip(1), x, y0}), (std::vector<double>{11, 11}));
 }
 
 }  // namespace

@@ -28,9 +28,17 @@ std::string rich_module_text() {
   small.set_from_double(0, -1);
   small.set_from_double(1, 7);
   Expr bn = call("nn.batch_norm", {x, g, b, m, v}, {{"epsilon", 1e-3}});
+  Var i = VarNode::make("i", tensor_type({}, DataType::int64())), a = VarNode::make("a", t);
+  Tensor zero = Tensor::zeros({}, DataType::int64()), two = Tensor::empty({}, DataType::int64());
+  two.set_from_double(0, 2);
+  Expr loop = WhileNode::make(
+      {i, a}, {ConstantNode::make(zero), y}, call("less", {i, ConstantNode::make(two)}),
+      TupleNode::make({call("add", {i, ConstantNode::make(two)}), call("nn.relu", {a})}));
   Expr body = LetNode::make(
       y, CallNode::make(fused, {call("nn.relu", {x})}),
-      IfNode::make(c, TupleNode::make({y, ConstantNode::make(big), ConstantNode::make(small)}),
+      IfNode::make(c,
+                   TupleNode::make({y, ConstantNode::make(big), ConstantNode::make(small),
+                                    TupleGetItemNode::make(loop, 1)}),
                    TupleNode::make({call("add", {y, y}), TupleGetItemNode::make(bn, 0)})));
   IRModule mod = module_of(FunctionNode::make({c, x, g, b, m, v}, body));
   IRModule mlp = mlp_dataflow_module();

@@ -317,8 +317,14 @@ TEST(VmSerialize, CorruptProgramsAreErrorsNamingTheProblem) {
             "9)");
   EXPECT_EQ(load_error([](vm::Executable& e) { e.functions[0].instructions[4].true_target = 99; }),
             "mod.vm: instruction 4 of @main (if) jumps to 99 (the function has 11)");
-  EXPECT_EQ(load_error([](vm::Executable& e) { e.functions[0].instructions[6].true_target = 2; }),
-            "mod.vm: instruction 6 of @main (goto) jumps back to 2 (jumps only go forward)");
+  // Only a goto jumps back, into a loop with a way out (an if jumping past the goto).
+  EXPECT_EQ(load_error([](vm::Executable& e) { e.functions[0].instructions[4].true_target = 2; }),
+            "mod.vm: instruction 4 of @main (if) jumps back to 2 (only a goto closes a loop)");
+  EXPECT_EQ(load_error([](vm::Executable& e) { e.functions[0].instructions[6].true_target = 5; }),
+            "mod.vm: instruction 6 of @main (goto) jumps back to 5 into a loop that has no exit");
+  // Back to 3, the if at 4 leaves the loop (to 7): a loop the VM can run.
+  EXPECT_EQ(load_error([](vm::Executable& e) { e.functions[0].instructions[6].true_target = 3; }),
+            "");
   EXPECT_EQ(load_error([](vm::Executable& e) { e.functions[0].instructions[1].index = 2; }),
             "mod.vm: instruction 1 of @main (load_const) refers to constant 2 (the executable "
             "has 2)");

@@ -80,7 +80,7 @@ class BuiltModule {
 };
 
 // Which executor serves mod: "graph" when every input shape is static and, after the graph
-// passes of build(), every value has a static type, no If remains and every operator has a
+// passes of build(), every value has a static type, no If or While remains and every operator has a
 // compute; "vm" otherwise (dynamic dims, control flow, data-dependent shapes, shape operands
 // that arrive at run time). The passes run only when the unoptimized module is not plainly
 // static.

@@ -77,6 +77,12 @@ std::string type_to_string(const Type& type);
 // Structural equality of types (dims compared in canonical form).
 bool types_equal(const Type& a, const Type& b);
 
+// The most precise type that holds values of both a and b (the type of an If whose branches
+// have them): dims that differ become unknown (?), tensors of different rank have unknown rank,
+// tuples join field by field. Null where no such type exists: different dtypes, tuple sizes or
+// kinds, or functions of different types.
+Type join_types(const Type& a, const Type& b);
+
 // ---------------------------------------------------------------- expressions
 
 enum class ExprKind : uint8_t {
@@ -231,6 +237,23 @@ struct IfNode : ExprNode {
   static Ref<const IfNode> make(Expr cond, Expr then_branch, Expr else_branch);
 };
 using If = Ref<const IfNode>;
+
+// A loop over carried values: vars take init on entry; while cond (a scalar bool over the vars)
+// holds, they take body's values (a tuple of one value per var); the loop's value is the tuple
+// of the vars' last values. Each var's annotation is its type on every iteration, so it holds
+// what init and body give it (dims that change from one iteration to the next are ?). cond and
+// body may read values from outside the loop; the vars are visible only in them.
+struct WhileNode : ExprNode {
+  static constexpr ExprKind kKind = ExprKind::While;
+  std::vector<Var> vars;
+  std::vector<Expr> init;
+  Expr cond, body;
+
+  WhileNode() : ExprNode(kKind) {}
+  static Ref<const WhileNode> make(std::vector<Var> vars, std::vector<Expr> init, Expr cond,
+                                   Expr body);
+};
+using While = Ref<const WhileNode>;
 
 struct LetNode : ExprNode {
   static constexpr ExprKind kKind = ExprKind::Let;

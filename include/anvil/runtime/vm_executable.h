@@ -27,12 +27,13 @@ enum class Opcode : uint8_t {
   InvokeKernel,  // kernels[index](args..., dsts..., sizes...): destination passing
   InvokePacked,  // runtime_funcs[index](args..., &outputs): dsts = outputs
   If,            // jump to true_target if args[0] holds a non-zero first element, else false_target
-  Goto,          // jump to true_target
+  Goto,          // jump to true_target (the only jump that may go back: a loop)
   Move,          // dsts[i] = args[i] (the same tensor, not a copy)
   Ret,           // the function's results are args
   // Size variables bound during the run (Relax's match_cast): position i of args[0] is matched
-  // against shape[i]; a program that is one size variable not yet bound binds it, any other is
-  // evaluated and must equal the position. MatchShape reads the positions from the tensor's
+  // against shape[i]; a program that is one size variable no input binds binds it (anew each
+  // time the instruction runs, as in a loop), any other is evaluated and must equal the
+  // position. MatchShape reads the positions from the tensor's
   // dims, LoadShape from the elements of an int64 vector (what a shape function computed).
   MatchShape,
   LoadShape,

@@ -1,5 +1,7 @@
 // Constant and Identity, and the control-flow ops If, Loop and Scan.
 #include <algorithm>
+#include <functional>
+#include <utility>
 
 #include "frontend/onnx/converter_families.h"
 #include "frontend/onnx/graph_converter.h"
@@ -135,10 +137,11 @@ std::vector<Expr> convert_if(ConvertContext& ctx) {
 
 // ---------------------------------------------------------------- Loop
 
-// Loops are unrolled in the IR: that needs a trip count and a condition that
-// are known at import time in every iteration. Other loops need a loop
-// construct in the IR, which the VM will bring.
-constexpr int64_t kMaxUnrolledIterations = 4096;
+// A loop whose trip count and condition are known at import time in every iteration, and that
+// runs at most kMaxUnrolledIterations times, is unrolled (the iteration number is then a
+// constant in each copy, and the graph executor can run the model); any other becomes a While,
+// which the VM runs as a loop.
+constexpr int64_t kMaxUnrolledIterations = 64;
 
 Expr int64_constant(ConvertContext& ctx, int64_t value) {
   Tensor t = Tensor::empty({}, DataType::int64());
@@ -146,22 +149,140 @@ Expr int64_constant(ConvertContext& ctx, int64_t value) {
   return ctx.constant(t);
 }
 
-// The value of a condition that must be known when importing; `what` says which one.
-bool constant_condition(ConvertContext& ctx, const Expr& cond, const std::string& what) {
-  const auto* c = as<ConstantNode>(cond);
-  if (!c)
-    ctx.fail(what,
-             " is computed at run time; only loops whose trip count and condition are "
-             "known when importing can be unrolled (other loops need the VM)");
-  if (c->data.numel() != 1) ctx.fail(what, " must hold one value");
-  return c->data.get_as_double(0) != 0;
-}
-
 // Stacks items along a new axis (negative counting from the end of the result).
 Expr stack_along(ConvertContext& ctx, const std::vector<Expr>& items, int64_t axis) {
   std::vector<Expr> parts;
   for (const Expr& item : items) parts.push_back(ctx.op("expand_dims", {item}, {{"axis", axis}}));
   return ctx.op("concatenate", {ctx.typed(TupleNode::make(parts))}, {{"axis", axis}});
+}
+
+// The value of a condition known at import time, nullopt for one computed at run time.
+std::optional<bool> known_condition(const Expr& cond) {
+  const auto* c = as<ConstantNode>(cond);
+  if (!c || c->data.numel() != 1) return std::nullopt;
+  return c->data.get_as_double(0) != 0;
+}
+
+Expr as_scalar(ConvertContext& ctx, const Expr& e) {
+  const auto* t = as<TensorTypeNode>(ctx.typed(e)->checked_type);
+  if (t && t->shape && t->shape->empty()) return e;
+  return ctx.op("reshape", {e}, {{"newshape", std::vector<int64_t>{}}});
+}
+
+// A loop of the IR built from a step: the vars are an iteration count (var 0, from 0), the
+// carried values and one accumulator per scan output. `step` converts the body over the vars
+// (the count and the carried values) and returns the carried values' next values (the count's
+// excluded) and the iteration's scan items; `cond` is the loop's condition over the same vars.
+// Each accumulator starts as an empty (0, ...) tensor and gains a row per iteration (where a
+// row's dims are known only at run time, the first iteration's row replaces the empty start,
+// and a loop that runs no iteration gives 0 for those dims). The vars' types are the initial
+// values' joined with what the body gives them, found by converting the body until they stop
+// widening. Returns the carried values' last values (the count's excluded), then the
+// accumulators.
+struct LoopBuilder {
+  std::vector<Expr> init;  // the carried values, the count's excluded
+  std::vector<std::string> names;
+  size_t scans = 0;
+  std::function<std::pair<std::vector<Expr>, std::vector<Expr>>(const std::vector<Expr>& vars)>
+      step;
+  std::function<Expr(const std::vector<Expr>& vars)> cond;
+};
+
+std::vector<Expr> build_while(ConvertContext& ctx, const LoopBuilder& loop) {
+  const size_t carried = loop.init.size() + 1;  // the count first
+  std::vector<Expr> init = {int64_constant(ctx, 0)};
+  init.insert(init.end(), loop.init.begin(), loop.init.end());
+  std::vector<std::string> names = {"iteration"};
+  names.insert(names.end(), loop.names.begin(), loop.names.end());
+  for (size_t k = 0; k < loop.scans; ++k) names.push_back("scanned" + std::to_string(k));
+  std::vector<Type> types;
+  for (const Expr& e : init) types.push_back(ctx.typed(e)->checked_type);
+  std::vector<Type> scan_types(loop.scans);  // one iteration's scan item
+
+  for (int round = 0;; ++round) {
+    if (round == 8) ctx.fail("the loop's carried types do not settle");
+    std::vector<Var> vars;
+    for (size_t i = 0; i < types.size(); ++i) vars.push_back(VarNode::make(names[i], types[i]));
+    std::vector<Expr> step_vars(vars.begin(), vars.begin() + long(carried));
+    auto [values, items] = loop.step(step_vars);
+    std::vector<Expr> next = {ctx.op("add", {vars[0], int64_constant(ctx, 1)})};
+    next.insert(next.end(), values.begin(), values.end());
+    bool settled = types.size() == carried + loop.scans;
+    for (size_t k = 0; k < loop.scans; ++k) {
+      const auto* t = as<TensorTypeNode>(ctx.typed(items[k])->checked_type);
+      if (!t || !t->shape) ctx.fail("scan output ", k, " has no known rank");
+      scan_types[k] = items[k]->checked_type;
+      if (!settled) {  // the first conversion: the accumulators' types are new
+        std::vector<Dim> dims = {Dim::any()};
+        dims.insert(dims.end(), t->shape->begin(), t->shape->end());
+        types.push_back(TensorTypeNode::make(dims, t->dtype));
+        continue;
+      }
+      Expr row = ctx.op("expand_dims", {items[k]}, {{"axis", int64_t(0)}});
+      Expr grown = ctx.op("concatenate", {ctx.typed(TupleNode::make({vars[carried + k], row}))},
+                          {{"axis", int64_t(0)}});
+      if (!t->static_shape())
+        grown = ctx.typed(
+            IfNode::make(ctx.op("equal", {vars[0], int64_constant(ctx, 0)}), row, grown));
+      next.push_back(grown);
+    }
+    for (size_t i = 0; settled && i < next.size(); ++i) {
+      Type given = ctx.typed(next[i])->checked_type;
+      Type joined = join_types(types[i], given);
+      if (!joined)
+        ctx.fail("loop value ", names[i], " has type ", type_to_string(types[i]),
+                 " but the body gives it ", type_to_string(given));
+      if (!types_equal(joined, types[i])) {
+        types[i] = joined;
+        settled = false;
+      }
+    }
+    if (!settled) continue;
+
+    for (size_t k = 0; k < loop.scans; ++k) {
+      const auto* t = as<TensorTypeNode>(scan_types[k]);
+      std::vector<int64_t> shape = {0};
+      for (const Dim& d : *t->shape) shape.push_back(d.as_int().value_or(0));
+      init.push_back(ctx.constant(Tensor::zeros(shape, t->dtype)));
+    }
+    Expr cond = loop.cond(std::vector<Expr>(vars.begin(), vars.begin() + long(carried)));
+    Expr node = ctx.typed(WhileNode::make(vars, init, cond, ctx.typed(TupleNode::make(next))));
+    std::vector<Expr> results;
+    for (size_t i = 1; i < vars.size(); ++i)
+      results.push_back(ctx.typed(TupleGetItemNode::make(node, int(i))));
+    return results;
+  }
+}
+
+// Loop as a While over (iteration, condition, v..., scan...): the loop runs while the iteration
+// is below the trip count (when given) and the condition holds (when given).
+std::vector<Expr> convert_loop_as_while(ConvertContext& ctx, size_t carried, size_t scans) {
+  const onnx::GraphProto& body = ctx.attr_graph("body");
+  LoopBuilder loop;
+  loop.init = {ctx.has_input(1) ? as_scalar(ctx, ctx.input(1)) : bool_constant(ctx, true)};
+  const auto* cond_type = as<TensorTypeNode>(ctx.typed(loop.init[0])->checked_type);
+  if (!cond_type || !cond_type->dtype.is_bool()) ctx.fail("the condition must be a bool");
+  loop.names = {"condition"};
+  for (size_t i = 0; i < carried; ++i) {
+    loop.init.push_back(ctx.input(i + 2));
+    loop.names.push_back("carried" + std::to_string(i));
+  }
+  loop.scans = scans;
+  loop.step = [&](const std::vector<Expr>& vars) {
+    std::vector<Expr> outputs = ctx.graph().convert_subgraph(body, vars);
+    // Without a condition input the body's condition output is ignored, as in a for loop.
+    std::vector<Expr> values = {ctx.has_input(1) ? as_scalar(ctx, outputs[0]) : vars[1]};
+    values.insert(values.end(), outputs.begin() + 1, outputs.begin() + 1 + long(carried));
+    return std::make_pair(values, std::vector<Expr>(outputs.begin() + 1 + long(carried),
+                                                    outputs.end()));
+  };
+  loop.cond = [&](const std::vector<Expr>& vars) {
+    if (!ctx.has_input(0)) return vars[1];
+    Expr below = ctx.op("less", {vars[0], as_scalar(ctx, ctx.input(0))});
+    return ctx.has_input(1) ? ctx.op("logical_and", {below, vars[1]}) : below;
+  };
+  std::vector<Expr> results = build_while(ctx, loop);
+  return std::vector<Expr>(results.begin() + 1, results.end());  // the condition dropped
 }
 
 // Loop(M, cond, v_initial...): the body maps (iteration, cond, v...) to
@@ -178,39 +299,35 @@ std::vector<Expr> convert_loop(ConvertContext& ctx) {
              carried, " carried values");
   size_t scans = size_t(body.output_size()) - carried - 1;
 
+  // Unrolled where the trip count and every condition are known and the count is small.
   std::optional<int64_t> trip_count;
   if (ctx.has_input(0)) {
     std::optional<Tensor> m = ctx.input_constant(0);
-    if (!m)
-      ctx.fail(
-          "the trip count is computed at run time; only loops whose trip count and "
-          "condition are known when importing can be unrolled (other loops need the VM)");
+    if (!m || m->numel() != 1) return convert_loop_as_while(ctx, carried, scans);
     trip_count = int64_t(m->get_as_double(0));
   }
-  bool cond = !ctx.has_input(1) || constant_condition(ctx, ctx.input(1), "the initial condition");
+  std::optional<bool> cond = ctx.has_input(1) ? known_condition(ctx.input(1)) : true;
+  if (!cond || !trip_count || *trip_count > kMaxUnrolledIterations)
+    return convert_loop_as_while(ctx, carried, scans);
   std::vector<Expr> values;
   for (size_t i = 0; i < carried; ++i) values.push_back(ctx.input(i + 2));
   std::vector<std::vector<Expr>> scanned(scans);
-
-  int64_t iteration = 0;
-  for (; cond && (!trip_count || iteration < *trip_count); ++iteration) {
-    if (iteration >= kMaxUnrolledIterations)
-      ctx.fail("runs more than ", kMaxUnrolledIterations, " iterations, too many to unroll");
-    std::vector<Expr> inputs{int64_constant(ctx, iteration), bool_constant(ctx, cond)};
+  for (int64_t iteration = 0; *cond && iteration < *trip_count; ++iteration) {
+    std::vector<Expr> inputs{int64_constant(ctx, iteration), bool_constant(ctx, *cond)};
     inputs.insert(inputs.end(), values.begin(), values.end());
     std::vector<Expr> outputs = ctx.graph().convert_subgraph(body, inputs);
-    // Without a condition input the body's condition output is ignored, as
-    // in a for loop.
-    if (ctx.has_input(1))
-      cond = constant_condition(ctx, outputs[0],
-                                "the condition of iteration " + std::to_string(iteration));
+    // Without a condition input the body's condition output is ignored, as in a for loop.
+    if (ctx.has_input(1)) {
+      cond = known_condition(outputs[0]);
+      if (!cond) return convert_loop_as_while(ctx, carried, scans);  // it exits on data
+    }
     for (size_t i = 0; i < carried; ++i) values[i] = outputs[1 + i];
     for (size_t k = 0; k < scans; ++k) scanned[k].push_back(outputs[1 + carried + k]);
   }
   std::vector<Expr> results = values;
   for (size_t k = 0; k < scans; ++k) {
-    if (scanned[k].empty())
-      ctx.fail("runs no iteration, so the shape of scan output ", k, " is unknown");
+    // No iteration ran: the While gives each scan output its empty (0, ...) shape.
+    if (scanned[k].empty()) return convert_loop_as_while(ctx, carried, scans);
     results.push_back(stack_along(ctx, scanned[k], 0));
   }
   return results;
@@ -218,11 +335,68 @@ std::vector<Expr> convert_loop(ConvertContext& ctx) {
 
 // ---------------------------------------------------------------- Scan
 
-// Scan is unrolled like Loop: one copy of the body per element along the
-// scan axis, whose length must be static.
+// Scan is unrolled, one copy of the body per element along the scan axis, where that length
+// is static and at most kMaxUnrolledScan; otherwise it becomes a While.
+constexpr int64_t kMaxUnrolledScan = 64;
 struct ScanSpec {
   std::vector<int64_t> input_axes, input_reverse, output_axes, output_reverse;
 };
+
+bool is_reversed(const std::vector<int64_t>& directions, size_t i) {
+  return i < directions.size() && directions[i] != 0;
+}
+
+// A scan output stacked along axis 0 (reversed if asked) moved to its output axis.
+Expr place_scan_output(ConvertContext& ctx, Expr stacked, const ScanSpec& spec, size_t k) {
+  if (is_reversed(spec.output_reverse, k))
+    stacked = ctx.op("reverse", {stacked}, {{"axis", int64_t(0)}});
+  int64_t axis = k < spec.output_axes.size() ? spec.output_axes[k] : 0;
+  const auto* t = as<TensorTypeNode>(ctx.typed(stacked)->checked_type);
+  const int64_t rank = t && t->shape ? int64_t(t->shape->size()) : 1;
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) ctx.fail("scan output axis ", axis, " is out of range");
+  if (axis == 0) return stacked;
+  // Axis 0 moves to `axis`: (1, ..., axis, 0, axis + 1, ...).
+  std::vector<int64_t> perm;
+  for (int64_t d = 1; d < rank; ++d) perm.push_back(d);
+  perm.insert(perm.begin() + axis, 0);
+  return ctx.op("transpose", {stacked}, {{"axes", perm}});
+}
+
+// The scan as a While over (iteration, states..., scan outputs...) that runs `length` times
+// (a run-time scalar): iteration i reads element i of each scan input (from the end where its
+// direction is reversed).
+std::vector<Expr> scan_as_while(ConvertContext& ctx, const std::vector<Expr>& states,
+                                const std::vector<Expr>& scan_inputs,
+                                const std::vector<int64_t>& axes, const Expr& length,
+                                size_t num_outputs, const ScanSpec& spec) {
+  const onnx::GraphProto& body = ctx.attr_graph("body");
+  LoopBuilder loop;
+  loop.init = states;
+  for (size_t i = 0; i < states.size(); ++i) loop.names.push_back("state" + std::to_string(i));
+  loop.scans = num_outputs;
+  loop.step = [&](const std::vector<Expr>& vars) {
+    std::vector<Expr> inputs(vars.begin() + 1, vars.end());
+    for (size_t j = 0; j < scan_inputs.size(); ++j) {
+      Expr index = vars[0];
+      if (is_reversed(spec.input_reverse, j))
+        index = ctx.op("subtract", {ctx.op("subtract", {length, int64_constant(ctx, 1)}), index});
+      inputs.push_back(ctx.op("take", {scan_inputs[j], index},
+                              {{"axis", axes[j]}, {"mode", std::string("fast")}}));
+    }
+    std::vector<Expr> outputs = ctx.graph().convert_subgraph(body, inputs);
+    return std::make_pair(
+        std::vector<Expr>(outputs.begin(), outputs.begin() + long(states.size())),
+        std::vector<Expr>(outputs.begin() + long(states.size()), outputs.end()));
+  };
+  loop.cond = [&](const std::vector<Expr>& vars) {
+    return ctx.op("less", {vars[0], length});
+  };
+  std::vector<Expr> results = build_while(ctx, loop);
+  for (size_t k = 0; k < num_outputs; ++k)
+    results[states.size() + k] = place_scan_output(ctx, results[states.size() + k], spec, k);
+  return results;
+}
 
 // Runs the body over the scan inputs' elements; returns the final states and the scan outputs.
 std::vector<Expr> unroll_scan(ConvertContext& ctx, std::vector<Expr> states,
@@ -236,6 +410,7 @@ std::vector<Expr> unroll_scan(ConvertContext& ctx, std::vector<Expr> states,
              " scan inputs");
   size_t num_outputs = size_t(body.output_size()) - num_states;
   std::optional<int64_t> length;
+  bool symbolic = false;
   std::vector<int64_t> axes;
   for (size_t j = 0; j < scan_inputs.size(); ++j) {
     const auto* t = as<TensorTypeNode>(ctx.typed(scan_inputs[j])->checked_type);
@@ -245,18 +420,23 @@ std::vector<Expr> unroll_scan(ConvertContext& ctx, std::vector<Expr> states,
     if (axis < -rank || axis >= rank) ctx.fail("scan input axis ", axis, " is out of range");
     axes.push_back(axis < 0 ? axis + rank : axis);
     std::optional<int64_t> n = (*t->shape)[size_t(axes.back())].as_int();
-    if (!n)
-      ctx.fail("scan input ", j,
-               " has a symbolic length along its scan axis; only scans of static "
-               "length can be unrolled (others need the VM)");
-    if (length && *n != *length) ctx.fail("scan inputs differ in length: ", *length, " and ", *n);
-    length = n;
+    symbolic |= !n;
+    if (n && length && *n != *length)
+      ctx.fail("scan inputs differ in length: ", *length, " and ", *n);
+    if (n) length = n;
   }
-  if (!length) ctx.fail("has no scan inputs");
-  if (*length == 0 && num_outputs > 0)
-    ctx.fail("scans no element, so its outputs' shapes are unknown");
-  if (*length > kMaxUnrolledIterations)
-    ctx.fail("scans ", *length, " elements, too many to unroll");
+  if (scan_inputs.empty()) ctx.fail("has no scan inputs");
+  if (symbolic) length.reset();
+  // A length known only at run time (the first input's, which the others must share), more
+  // elements than unrolling takes, or none (the While gives the outputs their empty shapes).
+  if (!length || *length > kMaxUnrolledScan || (*length == 0 && num_outputs > 0)) {
+    Expr run_length =
+        length ? int64_constant(ctx, *length)
+               : ctx.op("take",
+                        {ctx.op("shape_of", {scan_inputs[0]}), int64_constant(ctx, axes[0])},
+                        {{"axis", int64_t(0)}, {"mode", std::string("fast")}});
+    return scan_as_while(ctx, states, scan_inputs, axes, run_length, num_outputs, spec);
+  }
   std::vector<std::vector<Expr>> scanned(num_outputs);
   for (int64_t step = 0; step < *length; ++step) {
     std::vector<Expr> inputs = states;
@@ -271,12 +451,8 @@ std::vector<Expr> unroll_scan(ConvertContext& ctx, std::vector<Expr> states,
     for (size_t k = 0; k < num_outputs; ++k) scanned[k].push_back(outputs[num_states + k]);
   }
   std::vector<Expr> results = states;
-  for (size_t k = 0; k < num_outputs; ++k) {
-    if (k < spec.output_reverse.size() && spec.output_reverse[k] != 0)
-      std::reverse(scanned[k].begin(), scanned[k].end());
-    int64_t axis = k < spec.output_axes.size() ? spec.output_axes[k] : 0;
-    results.push_back(stack_along(ctx, scanned[k], axis));
-  }
+  for (size_t k = 0; k < num_outputs; ++k)
+    results.push_back(place_scan_output(ctx, stack_along(ctx, scanned[k], 0), spec, k));
   return results;
 }
 
