@@ -221,7 +221,7 @@ def seeded_input():
     return np.random.RandomState(SEED).standard_normal(INPUT_SHAPE).astype(np.float32)
 
 
-def run_onnxruntime(onnx_path, feeds):
+def onnxruntime_session(onnx_path):
     import onnxruntime as ort
 
     options = ort.SessionOptions()
@@ -229,8 +229,11 @@ def run_onnxruntime(onnx_path, feeds):
     # not depend on the machine's core count.
     options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
-    session = ort.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
-    return session.run(None, feeds)
+    return ort.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
+
+
+def run_onnxruntime(onnx_path, feeds):
+    return onnxruntime_session(onnx_path).run(None, feeds)
 
 
 def save_npz(path, arrays):
@@ -300,8 +303,10 @@ def save_checks(name, out, onnx_path):
     checks = out / "check_inputs.npz"
     if not checks.exists():
         save_npz(checks, {INPUT_NAME: inputs})
-    outputs = [run_onnxruntime(onnx_path, {INPUT_NAME: inputs[i:i + 1]})[0]
-               for i in range(CHECK_INPUTS)]
+    # One session for all of them: a session per input would hold CHECK_INPUTS copies of the
+    # model's weights until the collector runs.
+    session = onnxruntime_session(onnx_path)
+    outputs = [session.run(None, {INPUT_NAME: inputs[i:i + 1]})[0] for i in range(CHECK_INPUTS)]
     save_npz(out / f"{name}.checks.npz", {"output_0": np.concatenate(outputs)})
 
 
