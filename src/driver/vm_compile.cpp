@@ -309,6 +309,15 @@ class VmCompiler {
     return result;
   }
 
+  // A load_const of a new constant of the executable.
+  RegIndex emit_constant(const Tensor& data) {
+    RegIndex reg = new_reg();
+    program_.constants.push_back(data);
+    emit(instruction(Opcode::LoadConst, {}, {reg}, int32_t(program_.constants.size() - 1)));
+    reg_dims_[reg] = ir::to_dims(data.shape_vector());
+    return reg;
+  }
+
   RegValue evaluate(const ir::Expr& expr) {
     Env& values = *current_values_;
     if (auto it = values.find(expr.get()); it != values.end()) return it->second;
@@ -323,14 +332,9 @@ class VmCompiler {
         current_values_ = saved_values;
         break;
       }
-      case ir::ExprKind::Constant: {
-        RegIndex reg = new_reg();
-        program_.constants.push_back(ir::as<ir::ConstantNode>(expr)->data);
-        emit(instruction(Opcode::LoadConst, {}, {reg}, int32_t(program_.constants.size() - 1)));
-        reg_dims_[reg] = ir::to_dims(program_.constants.back().shape_vector());
-        value = RegValue{reg, {}, false};
+      case ir::ExprKind::Constant:
+        value = RegValue{emit_constant(ir::as<ir::ConstantNode>(expr)->data), {}, false};
         break;
-      }
       case ir::ExprKind::Tuple:
         value.is_tuple = true;
         for (const ir::Expr& field : ir::as<ir::TupleNode>(expr)->fields)
@@ -505,6 +509,10 @@ class VmCompiler {
         return std::nullopt;
       }
     }
+    // Attributes the function needs follow as constants.
+    if (const auto* operands =
+            op->def->get_extra<ir::RuntimeFunctionOperands>("runtime_function_operands"))
+      for (const Tensor& operand : (*operands)(*call)) args.push_back(emit_constant(operand));
     std::vector<const ir::TensorTypeNode*> out_types;
     flatten_type(result_type, out_types);
     std::vector<RegIndex> outputs;

@@ -298,7 +298,8 @@ def @main(%x: Tensor[(1, 1, 4, 4), float32], %roi: Tensor[(0), float32], %s: Ten
 
 // TopK with k given at run time, from nothing to the whole axis, largest or smallest, along
 // either axis of a batch of symbolic size; values, indices or both. k beyond the axis or
-// below 0 is an error.
+// below 0 is an error. The VM runs it with the runtime library's partial sort (a registered
+// function, so the executable saves), not the compute's quadratic ranking.
 TEST(DynamicTopK, KChosenAtRunTime) {
   for (const char* flags : {"axis=1", "axis=0, is_ascend=True", "axis=-1, ret_type=\"indices\"",
                             "axis=1, ret_type=\"values\", is_ascend=True"}) {
@@ -306,7 +307,11 @@ TEST(DynamicTopK, KChosenAtRunTime) {
 def @main(%x: Tensor[(n, 6), float32], %k: Tensor[(1), int64]) { dyn.topk(%x, %k, )") +
                        flags + ")\n}\n";
     ir::IRModule mod = parse(text);
-    VirtualMachine vm = build_compiled(mod, text).create_vm();
+    driver::VmModule built = driver::build_vm(mod, {});
+    EXPECT_NE(built.print_bytecode().find("invoke_packed anvil.builtin.ordered"), std::string::npos)
+        << built.print_bytecode();
+    EXPECT_NO_THROW(vm::save_executable(*built.executable())) << text;
+    VirtualMachine vm = built.create_vm();
     for (auto [n, k] : {std::pair{3, 2}, {4, 0}, {5, 1}, {2, 2}, {6, 3}}) {
       Tensor x = pseudo_random({n, 6}, DataType::float32(), n);
       if (std::string(flags).find("axis=0") == std::string::npos && k == 2) k = 6;
@@ -316,9 +321,52 @@ def @main(%x: Tensor[(n, 6), float32], %k: Tensor[(1), int64]) { dyn.topk(%x, %k
     for (int64_t bad : {-1, 7}) {
       vm.set_input(0, pseudo_random({6, 6}, DataType::float32(), 1));
       vm.set_input(1, ints({bad}));
-      EXPECT_NE(error_of([&] { vm.run(); }).find("finds -1"), std::string::npos) << text << bad;
+      EXPECT_NE(error_of([&] { vm.run(); }).find("k = " + std::to_string(bad) + " does not fit"),
+                std::string::npos)
+          << text << bad;
     }
   }
+}
+
+// The ordering ops over long lines (a detection head's scores), with ties and NaNs, along a
+// middle axis, ascending and descending, integers past 2^53: the runtime library's partial sort
+// against the reference kernels.
+TEST(OrderingOps, LongLinesTiesAndNaNsMatchTheReference) {
+  const std::vector<std::string> cases = {
+      "def @main(%x: Tensor[(n, 3000), float32]) { topk(%x, k=50, axis=1) }",
+      "def @main(%x: Tensor[(n, 3000), float32]) { topk(%x, k=7, axis=-1, is_ascend=True, "
+      "ret_type=\"indices\", dtype=\"int32\") }",
+      "def @main(%x: Tensor[(3, n, 2), float32]) { argsort(%x, axis=1, is_ascend=False) }",
+      "def @main(%x: Tensor[(n, 3000), float32]) { sort(%x, axis=1) }",
+  };
+  for (const std::string& text : cases) {
+    ir::IRModule mod = parse(text);
+    driver::VmModule built = driver::build_vm(mod, {});
+    EXPECT_NE(built.print_bytecode().find("anvil.builtin.ordered"), std::string::npos) << text;
+    VirtualMachine vm = built.create_vm();
+    const auto* type = ir::as<ir::TensorTypeNode>(mod.get_function("main")->params[0]->annotation);
+    for (int64_t n : {2, 1, 700}) {
+      std::vector<int64_t> shape;
+      for (const ir::Dim& d : *type->shape) shape.push_back(d.is_static() ? d.int_value() : n);
+      Tensor x = pseudo_random(shape, DataType::float32(), uint64_t(n));
+      // Rounded to eighths (many ties), with a NaN every 97 elements.
+      for (int64_t i = 0; i < x.numel(); ++i)
+        x.set_from_double(i, i % 97 == 5 ? NAN : std::round(x.get_as_double(i) * 8) / 8);
+      expect_matches_reference(vm, mod, {x}, text + " n " + std::to_string(n));
+    }
+  }
+  // int64 values that a double would merge: 2^60 + 1 and 2^60 + 2 keep their order.
+  ir::IRModule mod = parse("def @main(%x: Tensor[(4), int64]) { sort(%x, is_ascend=False) }");
+  VirtualMachine vm = driver::build_vm(mod, {}).create_vm();
+  Tensor x = Tensor::empty({4}, DataType::int64());
+  const int64_t big = int64_t(1) << 60;
+  auto* data = static_cast<int64_t*>(x.data());
+  data[0] = big + 1, data[1] = -3, data[2] = big + 2, data[3] = big + 1;
+  vm.set_input(0, x);
+  vm.run();
+  const auto* got = static_cast<const int64_t*>(vm.get_output(0).data());
+  EXPECT_EQ(std::vector<int64_t>(got, got + 4),
+            (std::vector<int64_t>{big + 2, big + 1, big + 1, -3}));
 }
 
 // A running sum along an axis given at run time (counted from either end), inclusive or not,

@@ -107,6 +107,11 @@ struct OpDef {
   int num_inputs() const { return int(input_names.size()); }
 };
 
+// The extra entry "runtime_function_operands" of an op whose runtime function (the entry
+// "runtime_function", anvil/runtime/builtins.h) needs its attrs: the constant tensors that
+// follow the call's arguments.
+using RuntimeFunctionOperands = std::function<std::vector<Tensor>(const CallNode& call)>;
+
 // The one operator table.
 class OpTable {
  public:

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <utility>
+#include <vector>
 
 #include "anvil/runtime/tensor.h"
 
@@ -25,6 +26,16 @@ Tensor non_max_suppression(const Tensor& boxes, const Tensor& scores,
 
 // The global function name of non_max_suppression.
 inline constexpr const char* kNonMaxSuppression = "anvil.builtin.non_max_suppression";
+
+// topk, sort and argsort in O(n log k) per line: the first k positions along an axis of data
+// in sorted order (NaN above every number, equal elements in index order, descending the
+// reverse comparison with the same tie-break). k: one integer from 0 to the axis' length;
+// options: five int64 values (axis, ascending 0/1, outputs: 1 values, 2 indices, 3 both, the
+// indices' bits, 32 or 64, and 1 to take the whole axis whatever k says, as sort does).
+// Returns the values (data's dtype) and / or the indices, each data's shape with k along the
+// axis. Throws Error naming a bad argument.
+std::vector<Tensor> ordered(const Tensor& data, const Tensor& k, const Tensor& options);
+inline constexpr const char* kOrdered = "anvil.builtin.ordered";
 
 // ONNX RoiAlign, as ONNX Runtime computes it. data: [N, C, H, W] float32 or float64; rois:
 // [R, 4] (x1, y1, x2, y2) of data's dtype; batch_indices: [R] integers; params: six float64

@@ -1,5 +1,7 @@
 // Converters that pick, order and count elements: Gather, GatherElements,
 // GatherND, Compress, OneHot, TopK, NonZero, CumSum and Unique.
+#include <optional>
+
 #include "frontend/onnx/convert_tensor.h"
 
 namespace anvil::frontend::onnx_import::tensor {
@@ -11,7 +13,32 @@ namespace {
 bool is_integer_type(const TensorTypeNode& t) { return t.dtype.is_int() || t.dtype.is_uint(); }
 
 // ONNX indices lie in [-n, n); "wrap" maps exactly those onto [0, n).
+// Gather of constant positions from shape_of(x) where x's dims at those positions are static:
+// a constant, though other dims are known only at run time (exporters write Shape -> Gather ->
+// Equal for "is this dim 1?", which then folds, and an If on it takes one branch).
+std::optional<Expr> static_dims_of_shape(ConvertContext& ctx) {
+  const auto* call = as<CallNode>(ctx.input(0));
+  if (!call || !call->op() || call->op()->name != "shape_of" || ctx.attr_int("axis", 0) != 0)
+    return std::nullopt;
+  std::optional<Tensor> positions = ctx.input_constant(1);
+  const auto* shape_type = as<TensorTypeNode>(ctx.typed(ctx.input(0))->checked_type);
+  const auto* data = as<TensorTypeNode>(call->args[0]->checked_type);
+  if (!positions || !shape_type || !data || !data->shape) return std::nullopt;
+  const int64_t rank = int64_t(data->shape->size());
+  Tensor dims = Tensor::empty(positions->shape_vector(), shape_type->dtype);
+  for (int64_t i = 0; i < positions->numel(); ++i) {
+    int64_t at = int64_t(positions->get_as_double(i));
+    if (at < 0) at += rank;
+    if (at < 0 || at >= rank) return std::nullopt;
+    std::optional<int64_t> dim = (*data->shape)[size_t(at)].as_int();
+    if (!dim) return std::nullopt;
+    dims.set_from_double(i, double(*dim));
+  }
+  return ctx.constant(dims);
+}
+
 std::vector<Expr> convert_gather(ConvertContext& ctx) {
+  if (std::optional<Expr> dims = static_dims_of_shape(ctx)) return {*dims};
   return {ctx.op("take", {ctx.input(0), ctx.input(1)},
                  {{"axis", ctx.attr_int("axis", 0)}, {"mode", std::string("wrap")}})};
 }

@@ -1,6 +1,9 @@
 // The index family: ops that pick, place or order elements by index (take,
 // gather, scatter, col2im, one_hot, topk, sort, nonzero, unique) and running
 // scans (cumsum).
+#include <algorithm>
+
+#include "anvil/runtime/builtins.h"
 #include "ir/op/families.h"
 #include "ir/op/transform_util.h"
 
@@ -382,6 +385,40 @@ Type unique_relation(const RelationArgs& args) {
 
 }  // namespace
 
+namespace {
+
+// The constant operands of the ordering ops' runtime function (builtins::ordered): k (topk's
+// attribute; dyn.topk passes its own operand), then (axis, ascending, outputs, index bits,
+// whole axis).
+Tensor int64_vector(const std::vector<int64_t>& values) {
+  Tensor t = Tensor::empty({int64_t(values.size())}, DataType::int64());
+  for (size_t i = 0; i < values.size(); ++i) static_cast<int64_t*>(t.data())[i] = values[i];
+  return t;
+}
+
+Tensor int64_scalar(int64_t value) {
+  Tensor t = Tensor::empty({}, DataType::int64());
+  *static_cast<int64_t*>(t.data()) = value;
+  return t;
+}
+
+std::vector<Tensor> topk_operands(const CallNode& call, bool with_k) {
+  static const TopKAttrs defaults;
+  const auto& a = call.attrs ? static_cast<const TopKAttrs&>(*call.attrs) : defaults;
+  const int64_t outputs = a.ret_type == "values" ? 1 : a.ret_type == "indices" ? 2 : 3;
+  // A k below 1 takes the whole axis (TVM's topk).
+  Tensor options =
+      int64_vector({a.axis, a.is_ascend ? 1 : 0, outputs, a.dtype.bits, with_k && a.k < 1 ? 1 : 0});
+  if (!with_k) return {options};
+  return {int64_scalar(std::max<int64_t>(a.k, 0)), options};
+}
+
+// sort and argsort: every element of the line.
+std::vector<Tensor> sort_operands(int64_t axis, bool ascending, int64_t outputs, int bits) {
+  return {int64_scalar(0), int64_vector({axis, ascending ? 1 : 0, outputs, bits, 1})};
+}
+}  // namespace
+
 void register_index_ops(OpTable& table) {
   table.add("take")
       .describe("Picks elements of data along an axis (or of the flattened data) by indices.")
@@ -437,30 +474,52 @@ void register_index_ops(OpTable& table) {
       .attrs<OneHotAttrs>()
       .type_relation(dyn_one_hot_relation)
       .fusion_pattern(OpPattern::Opaque);
+  // The VM runs the ordering ops with the runtime library's partial sort (builtins::ordered);
+  // their computes, which the graph executor runs, count ranks in O(n^2).
+  const std::string ordered = builtins::kOrdered;
   table.add("topk")
       .describe("The k largest (or smallest) elements along an axis, and their indices.")
       .inputs({"data"})
       .attrs<TopKAttrs>()
       .type_relation(topk_relation)
-      .fusion_pattern(OpPattern::Opaque);
+      .fusion_pattern(OpPattern::Opaque)
+      .set_extra("runtime_function", ordered)
+      .set_extra("runtime_function_operands",
+                 RuntimeFunctionOperands([](const CallNode& c) { return topk_operands(c, true); }));
   table.add("dyn.topk")
       .describe("topk with k given as a scalar tensor at run time.")
       .inputs({"data", "k"})
       .attrs<TopKAttrs>()
       .type_relation(dyn_topk_relation)
-      .fusion_pattern(OpPattern::Opaque);
+      .fusion_pattern(OpPattern::Opaque)
+      .set_extra("runtime_function", ordered)
+      .set_extra("runtime_function_operands", RuntimeFunctionOperands([](const CallNode& c) {
+                   return topk_operands(c, false);
+                 }));
   table.add("sort")
       .describe("Sorts along an axis.")
       .inputs({"data"})
       .attrs<SortAttrs>()
       .type_relation(sort_relation)
-      .fusion_pattern(OpPattern::Opaque);
+      .fusion_pattern(OpPattern::Opaque)
+      .set_extra("runtime_function", ordered)
+      .set_extra("runtime_function_operands", RuntimeFunctionOperands([](const CallNode& c) {
+                   static const SortAttrs defaults;
+                   const auto& a = c.attrs ? static_cast<const SortAttrs&>(*c.attrs) : defaults;
+                   return sort_operands(a.axis, a.is_ascend, 1, 64);
+                 }));
   table.add("argsort")
       .describe("The indices that sort data along an axis.")
       .inputs({"data"})
       .attrs<ArgsortAttrs>()
       .type_relation(argsort_relation)
-      .fusion_pattern(OpPattern::Opaque);
+      .fusion_pattern(OpPattern::Opaque)
+      .set_extra("runtime_function", ordered)
+      .set_extra("runtime_function_operands", RuntimeFunctionOperands([](const CallNode& c) {
+                   static const ArgsortAttrs defaults;
+                   const auto& a = c.attrs ? static_cast<const ArgsortAttrs&>(*c.attrs) : defaults;
+                   return sort_operands(a.axis, a.is_ascend, 2, a.dtype.bits);
+                 }));
   table.add("nonzero")
       .describe("The coordinates of the non-zero elements, one row per dim (ONNX NonZero).")
       .inputs({"data"})
