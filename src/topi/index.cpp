@@ -25,6 +25,10 @@ PrimExpr resolve_index(const PrimExpr& raw, const PrimExpr& dim, const std::stri
   return tir::select(index < tir::make_int(0), index + dim, index);
 }
 
+PrimExpr resolve_index(const PrimExpr& raw, int64_t dim, const std::string& mode) {
+  return resolve_index(raw, tir::make_int(dim), mode);
+}
+
 std::vector<te::Tensor> take(const ComputeArgs& args) {
   const auto& attrs = args.attrs_as<ir::TakeAttrs>();
   const te::Tensor& data = args.inputs[0];
@@ -79,21 +83,18 @@ std::vector<te::Tensor> gather(const ComputeArgs& args) {
       tensor_name(args))};
 }
 
-// TVM layout: indices (M, B..., Y...), result (B..., Y..., data dims from B + M). Only M, the
-// length of an index tuple, must be static; any other dim may be a size variable (the count
-// of boxes a detection head picked).
+// TVM layout: indices (M, B..., Y...), result (B..., Y..., data dims from B + M).
 std::vector<te::Tensor> gather_nd(const ComputeArgs& args) {
   const auto& attrs = args.attrs_as<ir::GatherNDAttrs>();
   const te::Tensor& data = args.inputs[0];
   const te::Tensor& indices = args.inputs[1];
-  const std::vector<PrimExpr>& in_shape = data.shape();
-  std::optional<int64_t> tuple_length = tir::as_const_int(indices.shape()[0]);
-  if (!tuple_length) throw_error("gather_nd: the index tuples' length (dim 0) must be static");
-  size_t m = size_t(*tuple_length);
+  std::vector<int64_t> in_shape = static_shape(data);
+  std::vector<int64_t> index_shape = static_shape(indices);
+  size_t m = size_t(index_shape[0]);
   size_t batch = size_t(attrs.batch_dims);
-  size_t tuple_rank = size_t(indices.ndim()) - 1;  // B..., Y...
+  size_t tuple_rank = index_shape.size() - 1;  // B..., Y...
   return {gather_compute(
-      data, args.out_shape(),
+      data, static_out_shape(args),
       [=](const std::vector<PrimExpr>& out) {
         std::vector<PrimExpr> from(out.begin(), out.begin() + ptrdiff_t(batch));
         for (size_t j = 0; j < m; ++j) {

@@ -147,12 +147,6 @@ def @main(%ids: Tensor[(b, s), int64], %table: Tensor[(50, 8), float32], %x: Ten
   (%1, cumsum(%x, axis=1), cumsum(%x, axis=1, exclusive=True))
 })",
      3},
-    {"gather_nd_of_a_symbolic_count", R"(
-def @main(%x: Tensor[(5, 6, 4), float32], %i: Tensor[(2, n), int64]) {
-  %0 = clip(%i, a_min=0f, a_max=4f);
-  gather_nd(%x, %0)
-})",
-     3},
     {"two_size_variables", R"(
 def @main(%x: Tensor[(b, s, 16), float32], %w: Tensor[(8, 16), float32], %m: Tensor[(b, s), float32]) {
   %0 = nn.dense(%x, %w);
