@@ -46,8 +46,15 @@ TRANSFORMER_MODELS = ["bert_ort_optimized"]
 # encoder (Conv1d stack, GroupNorm), a 3-D video ResNet and a UNet (GroupNorm, ConvTranspose2d,
 # attention).
 NETWORK_MODELS = ["audio_tiny", "video_tiny", "unet_tiny"]
+# torchvision's detection models (random weights, score thresholds lowered so that boxes come
+# out) on one 320 x 320 image, post-processing included: an anchor-based single-stage detector,
+# an anchor-free one and a two-stage one (region proposals, RoiAlign). Exported with their If,
+# TopK, NonMaxSuppression and Loop nodes as torch.onnx writes them.
+DETECTION_MODELS = ["ssdlite320_mobilenet_v3_large", "fcos_resnet50_fpn", "fasterrcnn_resnet50_fpn"]
+DETECTION_SIZE = 320
 MODELS = ["resnet18", "mobilenet_v2", "squeezenet1_1", "efficientnet_b0", "vit_b_16", "resnet50",
-          *INT8_MODELS, *RECURRENT_MODELS, *TRANSFORMER_MODELS, *NETWORK_MODELS]
+          *INT8_MODELS, *RECURRENT_MODELS, *TRANSFORMER_MODELS, *NETWORK_MODELS,
+          *DETECTION_MODELS]
 # Further network families, exported on request (bench/model_bench.py): grouped convolutions
 # (ResNeXt, RegNet), channel shuffles (ShuffleNet), squeeze-and-excitation (MobileNetV3,
 # EfficientNet, RegNetY), dense concatenation (DenseNet), windowed attention (Swin) and
@@ -536,6 +543,35 @@ def export_network(name, out, stamp):
     finish(name, out, stamp, "exported", start)
 
 
+def export_detection(name, out, stamp):
+    import numpy as np
+    import torch
+    import torchvision
+
+    if cached(name, out, stamp):
+        return
+    start = time.monotonic()
+    torch.manual_seed(SEED)
+    model = getattr(torchvision.models.detection, name)(weights=None, weights_backbone=None)
+    model.eval()
+    for head in (model, getattr(model, "roi_heads", None)):
+        for attr in ("score_thresh", "box_score_thresh"):
+            if head is not None and hasattr(head, attr):
+                setattr(head, attr, 0.01)
+    image = torch.rand(3, DETECTION_SIZE, DETECTION_SIZE, generator=torch.Generator().manual_seed(SEED))
+    onnx_path = out / f"{name}.onnx"
+    with torch.no_grad():
+        write_atomically(onnx_path, lambda tmp: torch.onnx.export(
+            model, ([image],), tmp, opset_version=OPSET, input_names=["image"]))
+    feeds = {"image": image.numpy()}
+    outputs = run_onnxruntime(onnx_path, feeds)
+    if outputs[0].shape[0] == 0:
+        raise SystemExit(f"export_models: {name} finds no box; the comparison would be vacuous")
+    save_npz(out / f"{name}.input.npz", feeds)
+    save_npz(out / f"{name}.expected.npz", {f"output_{i}": o for i, o in enumerate(outputs)})
+    finish(name, out, stamp, "exported", start)
+
+
 def export_one(name, out, stamp):
     import numpy as np
     import onnx
@@ -548,6 +584,8 @@ def export_one(name, out, stamp):
         return export_recurrent(name, out, stamp)
     if name in TRANSFORMER_MODELS:
         return export_transformer(name, out, stamp)
+    if name in DETECTION_MODELS:
+        return export_detection(name, out, stamp)
     if cached(name, out, stamp):
         return
     start = time.monotonic()

@@ -317,6 +317,69 @@ TEST_P(Bf16ModelTest, MatchesOnnxRuntimeWithinBf16Tolerance) {
       options, /*same_top1=*/true);
 }
 
+// torchvision's detection models (DETECTION_MODELS in export_models.py: SSDlite, FCOS, Faster
+// R-CNN) as torch.onnx exports them, post-processing included, run as a user runs them (the VM
+// that pick_executor chooses) on one 320 x 320 image: the same number of detections as ONNX
+// Runtime, and each of its detections matched by one of anvil's with the same label, a score
+// within 1e-4 + 1e-3 of it and corners within 0.05 pixels. Detections are matched as a set:
+// two boxes whose scores tie within float rounding may come out in either order.
+class DetectionModelTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(DetectionModelTest, BoxesScoresAndLabelsMatchOnnxRuntime) {
+  const std::string& name = GetParam();
+  const fs::path cache = model_cache();
+  ASSERT_TRUE(fs::exists(cache / (name + ".stamp"))) << name << " is not exported in " << cache;
+  frontend::ImportedModel model = frontend::from_onnx(cache / (name + ".onnx"));
+  ASSERT_EQ(driver::pick_executor(model.mod, model.params), "vm") << name;
+  driver::VmModule built = driver::build_vm(model.mod, model.params);
+  VirtualMachine vm = built.create_vm();
+  vm.set_input("image", testing::named(read_npz(cache / (name + ".input.npz")), "image"));
+  vm.run();
+  const NamedTensors expected = read_npz(cache / (name + ".expected.npz"));
+  ASSERT_EQ(size_t(vm.get_num_outputs()), expected.size()) << name;
+  // The outputs' roles by type: (n, 4) float boxes, (n) float scores, (n) integer labels.
+  struct Detections {
+    Tensor boxes, scores, labels;
+  };
+  auto roles = [&](const std::vector<Tensor>& outputs) {
+    Detections d;
+    for (const Tensor& t : outputs)
+      (t.ndim() == 2 ? d.boxes : t.dtype().is_float() ? d.scores : d.labels) = t;
+    return d;
+  };
+  std::vector<Tensor> got_outputs, want_outputs;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    got_outputs.push_back(vm.get_output(int(i)));
+    want_outputs.push_back(testing::named(expected, "output_" + std::to_string(i)));
+  }
+  const Detections got = roles(got_outputs), want = roles(want_outputs);
+  ASSERT_TRUE(got.boxes.defined() && got.scores.defined() && got.labels.defined()) << name;
+  const int64_t count = want.scores.numel();
+  ASSERT_GT(count, 0) << name;
+  ASSERT_EQ(got.scores.numel(), count) << name;
+  std::vector<bool> used(size_t(count), false);
+  int64_t matched = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    const double score = want.scores.get_as_double(i);
+    for (int64_t j = 0; j < count; ++j) {
+      if (used[size_t(j)] || got.labels.get_as_double(j) != want.labels.get_as_double(i) ||
+          std::fabs(got.scores.get_as_double(j) - score) > 1e-4 + 1e-3 * std::fabs(score))
+        continue;
+      bool same_box = true;
+      for (int64_t c = 0; c < 4; ++c)
+        same_box &= std::fabs(got.boxes.get_as_double(j * 4 + c) -
+                              want.boxes.get_as_double(i * 4 + c)) <= 0.05;
+      if (!same_box) continue;
+      used[size_t(j)] = true;
+      ++matched;
+      break;
+    }
+  }
+  std::printf("%s: %lld detections, %lld matched\n", name.c_str(), (long long)count,
+              (long long)matched);
+  EXPECT_EQ(matched, count) << name;
+}
+
 // Recurrent networks (LSTM and GRU layers unrolled over their time steps) and a BERT encoder as
 // ONNX Runtime's transformer optimizer rewrote it (expected: ONNX Runtime on the model before
 // that rewrite), built at the default opt level 3: max|anvil - ort| <= 1e-4 * max|ort|.
@@ -393,6 +456,13 @@ TEST_P(DynamicBatchModelTest, CompilesEveryGroupAndMatchesOnnxRuntime) {
 INSTANTIATE_TEST_SUITE_P(Torchvision, DynamicBatchModelTest,
                          ::testing::Values("resnet18", "mobilenet_v2", "squeezenet1_1",
                                            "efficientnet_b0", "vit_b_16", "resnet50"),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
+
+INSTANTIATE_TEST_SUITE_P(Torchvision, DetectionModelTest,
+                         ::testing::Values("ssdlite320_mobilenet_v3_large", "fcos_resnet50_fpn",
+                                           "fasterrcnn_resnet50_fpn"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return info.param;
                          });
