@@ -243,8 +243,8 @@ class VirtualMachine::Impl {
   }
 
   // match_shape / load_shape: each position binds the size variable its program names when
-  // no input binds that variable (again on every pass through a loop: each such variable has
-  // one instruction that binds it), and must equal its program's value otherwise.
+  // that variable is not bound yet, or was bound by this same instruction (on an earlier pass
+  // through a loop), and must equal its program's value otherwise.
   void match_shape(size_t pc, const vm::Instruction& in) {
     const Tensor& source = registers_[size_t(in.args[0])];
     bool values = in.op == vm::Opcode::LoadShape;
@@ -262,9 +262,11 @@ class VirtualMachine::Impl {
       if (dim.steps.size() == 1 && dim.steps[0].op == vm::DimProgram::Op::Var) {
         size_t var = size_t(dim.steps[0].value);
         ANVIL_ICHECK(var < size_values_.size(), "vm: a size variable out of range");
-        if (size_source_[var] == kUnbound || size_source_[var] == kBoundDuringRun) {
+        if (size_source_[var] == kUnbound ||
+            (size_source_[var] == kBoundDuringRun && size_dim_[var] == pc)) {
           size_values_[var] = actual;
           size_source_[var] = kBoundDuringRun;
+          size_dim_[var] = pc;
           continue;
         }
       }
@@ -366,7 +368,7 @@ class VirtualMachine::Impl {
   // The input that bound each size variable, or one of these.
   static constexpr int kUnbound = -1, kBoundDuringRun = -2;  // the latter by match_shape
   std::vector<int> size_source_;
-  std::vector<size_t> size_dim_;  // the dim each was bound from
+  std::vector<size_t> size_dim_;  // the dim each was bound from, or the instruction that bound it
   std::vector<int64_t> shape_scratch_;
   std::vector<PackedFunc> kernels_;
   std::vector<Tensor> outputs_;

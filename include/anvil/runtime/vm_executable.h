@@ -31,9 +31,9 @@ enum class Opcode : uint8_t {
   Move,          // dsts[i] = args[i] (the same tensor, not a copy)
   Ret,           // the function's results are args
   // Size variables bound during the run (Relax's match_cast): position i of args[0] is matched
-  // against shape[i]; a program that is one size variable no input binds binds it (anew each
-  // time the instruction runs, as in a loop), any other is evaluated and must equal the
-  // position. MatchShape reads the positions from the tensor's
+  // against shape[i]; a program that is one size variable not yet bound binds it (and binds
+  // it anew each time the same instruction runs again, as in a loop), any other is evaluated
+  // and must equal the position. MatchShape reads the positions from the tensor's
   // dims, LoadShape from the elements of an int64 vector (what a shape function computed).
   MatchShape,
   LoadShape,
