@@ -8,6 +8,7 @@
 
 #include "anvil/runtime/builtins.h"
 #include "anvil/runtime/packed_func.h"
+#include "anvil/runtime/thread_pool.h"
 #include "anvil/support/error.h"
 #include "runtime/builtin_registration.h"
 
@@ -136,90 +137,96 @@ Tensor roi_align(const Tensor& data, const Tensor& rois, const Tensor& batch_ind
     int64_t pos[4];
     double weight[4];
   };
-  std::vector<Sample> samples;
   for (int64_t r = 0; r < count; ++r) {
     const int64_t b = int64_t(batch_indices.get_as_double(r));
     if (b < 0 || b >= batch)
       throw_error("roi_align: batch_indices[", r, "] = ", b, " is outside [0, ", batch, ")");
-    const double offset = half_pixel ? 0.5 : 0.0;
-    const double start_w = rois.get_as_double(r * 4 + 0) * scale - offset;
-    const double start_h = rois.get_as_double(r * 4 + 1) * scale - offset;
-    double roi_w = rois.get_as_double(r * 4 + 2) * scale - offset - start_w;
-    double roi_h = rois.get_as_double(r * 4 + 3) * scale - offset - start_h;
-    if (!half_pixel) {  // malformed boxes become 1 x 1
-      roi_w = std::max(roi_w, 1.0);
-      roi_h = std::max(roi_h, 1.0);
-    }
-    const double bin_h = roi_h / double(out_h), bin_w = roi_w / double(out_w);
-    const int64_t grid_h =
-        sampling_ratio > 0 ? sampling_ratio : int64_t(std::ceil(roi_h / double(out_h)));
-    const int64_t grid_w =
-        sampling_ratio > 0 ? sampling_ratio : int64_t(std::ceil(roi_w / double(out_w)));
-    const double divisor = double(std::max<int64_t>(grid_h * grid_w, 1));
-    for (int64_t ph = 0; ph < out_h; ++ph) {
-      for (int64_t pw = 0; pw < out_w; ++pw) {
-        // The bilinear samples of this bin, shared by every channel.
-        samples.clear();
-        for (int64_t iy = 0; iy < grid_h; ++iy) {
-          for (int64_t ix = 0; ix < grid_w; ++ix) {
-            double y = start_h + double(ph) * bin_h + (double(iy) + 0.5) * bin_h / double(grid_h);
-            double x = start_w + double(pw) * bin_w + (double(ix) + 0.5) * bin_w / double(grid_w);
-            Sample s{{0, 0, 0, 0}, {0, 0, 0, 0}};
-            if (!(y < -1.0 || y > double(height) || x < -1.0 || x > double(width))) {
-              y = std::max(y, 0.0);
-              x = std::max(x, 0.0);
-              int64_t y_low = int64_t(y), x_low = int64_t(x), y_high, x_high;
-              if (y_low >= height - 1) {
-                y_high = y_low = height - 1;
-                y = double(y_low);
-              } else {
-                y_high = y_low + 1;
+  }
+  // The regions are independent: split across the thread pool.
+  parallel_for(count, [&](int64_t first_roi, int64_t end_roi) {
+    std::vector<Sample> samples;
+    for (int64_t r = first_roi; r < end_roi; ++r) {
+      const int64_t b = int64_t(batch_indices.get_as_double(r));
+      const double offset = half_pixel ? 0.5 : 0.0;
+      const double start_w = rois.get_as_double(r * 4 + 0) * scale - offset;
+      const double start_h = rois.get_as_double(r * 4 + 1) * scale - offset;
+      double roi_w = rois.get_as_double(r * 4 + 2) * scale - offset - start_w;
+      double roi_h = rois.get_as_double(r * 4 + 3) * scale - offset - start_h;
+      if (!half_pixel) {  // malformed boxes become 1 x 1
+        roi_w = std::max(roi_w, 1.0);
+        roi_h = std::max(roi_h, 1.0);
+      }
+      const double bin_h = roi_h / double(out_h), bin_w = roi_w / double(out_w);
+      const int64_t grid_h =
+          sampling_ratio > 0 ? sampling_ratio : int64_t(std::ceil(roi_h / double(out_h)));
+      const int64_t grid_w =
+          sampling_ratio > 0 ? sampling_ratio : int64_t(std::ceil(roi_w / double(out_w)));
+      const double divisor = double(std::max<int64_t>(grid_h * grid_w, 1));
+      for (int64_t ph = 0; ph < out_h; ++ph) {
+        for (int64_t pw = 0; pw < out_w; ++pw) {
+          // The bilinear samples of this bin, shared by every channel.
+          samples.clear();
+          for (int64_t iy = 0; iy < grid_h; ++iy) {
+            for (int64_t ix = 0; ix < grid_w; ++ix) {
+              double y = start_h + double(ph) * bin_h + (double(iy) + 0.5) * bin_h / double(grid_h);
+              double x = start_w + double(pw) * bin_w + (double(ix) + 0.5) * bin_w / double(grid_w);
+              Sample s{{0, 0, 0, 0}, {0, 0, 0, 0}};
+              if (!(y < -1.0 || y > double(height) || x < -1.0 || x > double(width))) {
+                y = std::max(y, 0.0);
+                x = std::max(x, 0.0);
+                int64_t y_low = int64_t(y), x_low = int64_t(x), y_high, x_high;
+                if (y_low >= height - 1) {
+                  y_high = y_low = height - 1;
+                  y = double(y_low);
+                } else {
+                  y_high = y_low + 1;
+                }
+                if (x_low >= width - 1) {
+                  x_high = x_low = width - 1;
+                  x = double(x_low);
+                } else {
+                  x_high = x_low + 1;
+                }
+                const double ly = y - double(y_low), lx = x - double(x_low);
+                const double hy = 1 - ly, hx = 1 - lx;
+                s = Sample{{y_low * width + x_low, y_low * width + x_high, y_high * width + x_low,
+                            y_high * width + x_high},
+                           {hy * hx, hy * lx, ly * hx, ly * lx}};
               }
-              if (x_low >= width - 1) {
-                x_high = x_low = width - 1;
-                x = double(x_low);
-              } else {
-                x_high = x_low + 1;
-              }
-              const double ly = y - double(y_low), lx = x - double(x_low);
-              const double hy = 1 - ly, hx = 1 - lx;
-              s = Sample{{y_low * width + x_low, y_low * width + x_high, y_high * width + x_low,
-                          y_high * width + x_high},
-                         {hy * hx, hy * lx, ly * hx, ly * lx}};
+              samples.push_back(s);
             }
-            samples.push_back(s);
           }
+          // Every channel of the bin, through typed pointers (an accessor per element made the
+          // op most of a two-stage detector's run).
+          auto pool = [&](const auto* in, auto* result) {
+            for (int64_t c = 0; c < channels; ++c) {
+              const auto* plane = in + (b * channels + c) * height * width;
+              double value = 0;
+              bool first = true;
+              for (const Sample& smp : samples) {
+                double v[4];
+                for (int k = 0; k < 4; ++k) v[k] = smp.weight[k] * double(plane[smp.pos[k]]);
+                if (max_mode) {
+                  const double m = std::max(std::max(v[0], v[1]), std::max(v[2], v[3]));
+                  value = first ? m : std::max(value, m);
+                  first = false;
+                } else {
+                  value += v[0] + v[1] + v[2] + v[3];
+                }
+              }
+              if (!max_mode) value /= divisor;
+              using T = std::remove_pointer_t<decltype(result)>;
+              result[((r * channels + c) * out_h + ph) * out_w + pw] = T(value);
+            }
+          };
+          if (dtype == DataType::float32())
+            pool(static_cast<const float*>(compact.data()), static_cast<float*>(out.data()));
+          else
+            pool(static_cast<const double*>(compact.data()), static_cast<double*>(out.data()));
         }
-        // Every channel of the bin, through typed pointers (an accessor per element made the
-        // op most of a two-stage detector's run).
-        auto pool = [&](const auto* in, auto* result) {
-          for (int64_t c = 0; c < channels; ++c) {
-            const auto* plane = in + (b * channels + c) * height * width;
-            double value = 0;
-            bool first = true;
-            for (const Sample& smp : samples) {
-              double v[4];
-              for (int k = 0; k < 4; ++k) v[k] = smp.weight[k] * double(plane[smp.pos[k]]);
-              if (max_mode) {
-                const double m = std::max(std::max(v[0], v[1]), std::max(v[2], v[3]));
-                value = first ? m : std::max(value, m);
-                first = false;
-              } else {
-                value += v[0] + v[1] + v[2] + v[3];
-              }
-            }
-            if (!max_mode) value /= divisor;
-            using T = std::remove_pointer_t<decltype(result)>;
-            result[((r * channels + c) * out_h + ph) * out_w + pw] = T(value);
-          }
-        };
-        if (dtype == DataType::float32())
-          pool(static_cast<const float*>(compact.data()), static_cast<float*>(out.data()));
-        else
-          pool(static_cast<const double*>(compact.data()), static_cast<double*>(out.data()));
       }
     }
-  }
+  });
   return out;
 }
 
