@@ -205,6 +205,20 @@ class VmCompiler {
     return result;
   }
 
+  // The region being emitted, which an If's branches or a While's condition and body replace
+  // with regions of their own while they compile.
+  struct RegionState {
+    std::vector<std::function<RegValue()>>* params;
+    const std::vector<ir::Expr>* fields;
+    Env* values;
+  };
+  RegionState region_state() const { return {current_params_, current_fields_, current_values_}; }
+  void restore(const RegionState& state) {
+    current_params_ = state.params;
+    current_fields_ = state.fields;
+    current_values_ = state.values;
+  }
+
   // The registers of a site's operands, and the environment inside it: the outer one and the
   // region values it reads.
   std::vector<RegValue> emit_operands(const ControlSite& site, const Env& outer, Env& inner) {
@@ -243,9 +257,7 @@ class VmCompiler {
     const size_t head = pc();
     for (size_t i = 0; i < vars.size(); ++i) match_unknown_dims(vars[i], *var_types[i]);
 
-    auto saved_params = current_params_;
-    auto saved_fields = current_fields_;
-    auto saved_values = current_values_;
+    const RegionState saved = region_state();
     RegValue cond = compile_region(loop->cond, inner);
     if (cond.is_tuple) throw_error("build_vm: the condition of a While is a tuple");
     size_t branch = emit(instruction(Opcode::If, {cond.reg}));
@@ -255,9 +267,7 @@ class VmCompiler {
     size_t back = emit(instruction(Opcode::Goto));
     program_.main.instructions[back].true_target = int32_t(head);
     program_.main.instructions[branch].false_target = int32_t(pc());
-    current_params_ = saved_params;
-    current_fields_ = saved_fields;
-    current_values_ = saved_values;
+    restore(saved);
     RegValue result;
     result.is_tuple = true;
     for (RegIndex reg : vars) result.fields.push_back(RegValue{reg, {}, false});
@@ -284,9 +294,7 @@ class VmCompiler {
     };
     RegValue result = fresh(site.node->checked_type);
 
-    auto saved_params = current_params_;
-    auto saved_fields = current_fields_;
-    auto saved_values = current_values_;
+    const RegionState saved = region_state();
     size_t branch = emit(instruction(Opcode::If, {cond.reg}));
     program_.main.instructions[branch].true_target = int32_t(pc());
     RegValue then_value = compile_region(node->then_branch, inner);
@@ -303,9 +311,7 @@ class VmCompiler {
     std::vector<RegIndex> regs = result.flat();
     for (size_t i = 0; i < regs.size() && i < leaves.size(); ++i)
       match_unknown_dims(regs[i], *leaves[i]);
-    current_params_ = saved_params;
-    current_fields_ = saved_fields;
-    current_values_ = saved_values;
+    restore(saved);
     return result;
   }
 

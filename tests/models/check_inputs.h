@@ -16,9 +16,16 @@
 
 namespace anvil::testing {
 
-inline const Tensor& named(const NamedTensors& tensors, const std::string& name) {
+// The tensor called name, or null.
+inline const Tensor* find_tensor(const NamedTensors& tensors, const std::string& name) {
   for (const auto& [key, tensor] : tensors)
-    if (key == name) return tensor;
+    if (key == name) return &tensor;
+  return nullptr;
+}
+
+// The tensor called name; a test failure and an empty tensor where there is none.
+inline const Tensor& named(const NamedTensors& tensors, const std::string& name) {
+  if (const Tensor* found = find_tensor(tensors, name)) return *found;
   ADD_FAILURE() << "no tensor '" << name << "'";
   static Tensor none;
   return none;

@@ -47,18 +47,13 @@ namespace fs = std::filesystem;
 namespace anvil {
 namespace {
 
+using testing::find_tensor;
 using testing::model_cache;
 
 constexpr double kRelativeTolerance = 1e-4;
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-const Tensor* find_tensor(const NamedTensors& tensors, const std::string& name) {
-  for (const auto& [key, tensor] : tensors)
-    if (key == name) return &tensor;
-  return nullptr;
 }
 
 // The largest |got - want| (infinite where got is not finite) and the largest |want|; want's
@@ -299,11 +294,11 @@ TEST_P(Bf16ModelTest, MatchesOnnxRuntimeWithinBf16Tolerance) {
         const testing::CheckRun run = testing::run_check_inputs(executor, name, "input");
         const NamedTensors checks = read_npz(model_cache() / (name + ".checks.npz"));
         // Where PyTorch has no bf16 path (ViT's fused attention), 98 of the 100 it is.
-        const bool has_peer = std::any_of(checks.begin(), checks.end(),
-                                          [](const auto& c) { return c.first == "torch_bf16"; });
-        const int64_t peer = has_peer ? testing::same_top1(testing::named(checks, "torch_bf16"),
-                                                           testing::named(checks, "output_0"))
-                                      : run.inputs;
+        const Tensor* torch_bf16 = find_tensor(checks, "torch_bf16");
+        const bool has_peer = torch_bf16 != nullptr;
+        const int64_t peer =
+            has_peer ? testing::same_top1(*torch_bf16, testing::named(checks, "output_0"))
+                     : run.inputs;
         std::printf(
             "%s in bf16: %lld check inputs, max|anvil - ort| = %.3g (relative %.3g), "
             "same top-1 on %lld (PyTorch's bf16: %s)\n",

@@ -106,6 +106,13 @@ void agree_on_one_element(ConvertContext& ctx, Expr& then_out, Expr& else_out) {
   lower = ctx.op("reshape", {lower}, {{"newshape", shape}});
 }
 
+// e as a scalar: a one-element tensor of any rank reshaped to rank 0.
+Expr as_scalar(ConvertContext& ctx, const Expr& e) {
+  const auto* t = as<TensorTypeNode>(ctx.typed(e)->checked_type);
+  if (t && t->shape && t->shape->empty()) return e;
+  return ctx.op("reshape", {e}, {{"newshape", std::vector<int64_t>{}}});
+}
+
 // If with a constant condition inlines the taken branch; otherwise both
 // branches become an IR If, which needs their outputs to agree in type.
 std::vector<Expr> convert_if(ConvertContext& ctx) {
@@ -120,10 +127,8 @@ std::vector<Expr> convert_if(ConvertContext& ctx) {
   if (then_out.size() != else_out.size())
     ctx.fail("branches return ", then_out.size(), " and ", else_out.size(), " outputs");
   for (size_t i = 0; i < then_out.size(); ++i) agree_on_one_element(ctx, then_out[i], else_out[i]);
-  Expr cond = ctx.input(0);
-  const auto& cond_type = ctx.input_tensor(0);
-  if (!cond_type.shape->empty())
-    cond = ctx.op("reshape", {cond}, {{"newshape", std::vector<int64_t>{}}});
+  ctx.input_tensor(0);  // an Error naming the node unless the condition has a known rank
+  Expr cond = as_scalar(ctx, ctx.input(0));
   auto pack = [&](const std::vector<Expr>& outs) {
     return outs.size() == 1 ? outs[0] : ctx.typed(TupleNode::make(outs));
   };
@@ -161,12 +166,6 @@ std::optional<bool> known_condition(const Expr& cond) {
   const auto* c = as<ConstantNode>(cond);
   if (!c || c->data.numel() != 1) return std::nullopt;
   return c->data.get_as_double(0) != 0;
-}
-
-Expr as_scalar(ConvertContext& ctx, const Expr& e) {
-  const auto* t = as<TensorTypeNode>(ctx.typed(e)->checked_type);
-  if (t && t->shape && t->shape->empty()) return e;
-  return ctx.op("reshape", {e}, {{"newshape", std::vector<int64_t>{}}});
 }
 
 // A loop of the IR built from a step: the vars are an iteration count (var 0, from 0), the
@@ -222,8 +221,8 @@ std::vector<Expr> build_while(ConvertContext& ctx, const LoopBuilder& loop) {
       Expr grown = ctx.op("concatenate", {ctx.typed(TupleNode::make({vars[carried + k], row}))},
                           {{"axis", int64_t(0)}});
       if (!t->static_shape())
-        grown = ctx.typed(
-            IfNode::make(ctx.op("equal", {vars[0], int64_constant(ctx, 0)}), row, grown));
+        grown =
+            ctx.typed(IfNode::make(ctx.op("equal", {vars[0], int64_constant(ctx, 0)}), row, grown));
       next.push_back(grown);
     }
     for (size_t i = 0; settled && i < next.size(); ++i) {
@@ -273,8 +272,8 @@ std::vector<Expr> convert_loop_as_while(ConvertContext& ctx, size_t carried, siz
     // Without a condition input the body's condition output is ignored, as in a for loop.
     std::vector<Expr> values = {ctx.has_input(1) ? as_scalar(ctx, outputs[0]) : vars[1]};
     values.insert(values.end(), outputs.begin() + 1, outputs.begin() + 1 + long(carried));
-    return std::make_pair(values, std::vector<Expr>(outputs.begin() + 1 + long(carried),
-                                                    outputs.end()));
+    return std::make_pair(values,
+                          std::vector<Expr>(outputs.begin() + 1 + long(carried), outputs.end()));
   };
   loop.cond = [&](const std::vector<Expr>& vars) {
     if (!ctx.has_input(0)) return vars[1];
@@ -385,13 +384,10 @@ std::vector<Expr> scan_as_while(ConvertContext& ctx, const std::vector<Expr>& st
                               {{"axis", axes[j]}, {"mode", std::string("fast")}}));
     }
     std::vector<Expr> outputs = ctx.graph().convert_subgraph(body, inputs);
-    return std::make_pair(
-        std::vector<Expr>(outputs.begin(), outputs.begin() + long(states.size())),
-        std::vector<Expr>(outputs.begin() + long(states.size()), outputs.end()));
+    return std::make_pair(std::vector<Expr>(outputs.begin(), outputs.begin() + long(states.size())),
+                          std::vector<Expr>(outputs.begin() + long(states.size()), outputs.end()));
   };
-  loop.cond = [&](const std::vector<Expr>& vars) {
-    return ctx.op("less", {vars[0], length});
-  };
+  loop.cond = [&](const std::vector<Expr>& vars) { return ctx.op("less", {vars[0], length}); };
   std::vector<Expr> results = build_while(ctx, loop);
   for (size_t k = 0; k < num_outputs; ++k)
     results[states.size() + k] = place_scan_output(ctx, results[states.size() + k], spec, k);
@@ -431,10 +427,10 @@ std::vector<Expr> unroll_scan(ConvertContext& ctx, std::vector<Expr> states,
   // elements than unrolling takes, or none (the While gives the outputs their empty shapes).
   if (!length || *length > kMaxUnrolledScan || (*length == 0 && num_outputs > 0)) {
     Expr run_length =
-        length ? int64_constant(ctx, *length)
-               : ctx.op("take",
-                        {ctx.op("shape_of", {scan_inputs[0]}), int64_constant(ctx, axes[0])},
-                        {{"axis", int64_t(0)}, {"mode", std::string("fast")}});
+        length
+            ? int64_constant(ctx, *length)
+            : ctx.op("take", {ctx.op("shape_of", {scan_inputs[0]}), int64_constant(ctx, axes[0])},
+                     {{"axis", int64_t(0)}, {"mode", std::string("fast")}});
     return scan_as_while(ctx, states, scan_inputs, axes, run_length, num_outputs, spec);
   }
   std::vector<std::vector<Expr>> scanned(num_outputs);
