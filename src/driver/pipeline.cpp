@@ -78,6 +78,9 @@ std::vector<Pass> passes_before_fusion(const PipelineTarget& target) {
       pass("WinogradConv2D", 3, transform::winograd_conv2d),
       pass("SimplifyExpr", 3, transform::simplify_expr),
       pass("FoldConstant", 3, [](const ir::IRModule& m) { return transform::fold_constant(m); }),
+      // Weights packed once per use (a shared weight, a recurrent layer's R at every step)
+      // become one constant again.
+      pass("EliminateCommonSubexpr", 3, transform::eliminate_common_subexpr),
   };
 }
 

@@ -13,10 +13,6 @@ namespace {
 
 using ir::Expr;
 
-// Constants up to this many bytes are compared by content; larger ones (weights) only merge
-// when they are the same node, which keeps the pass linear in the model size.
-constexpr int64_t kMaxComparedConstantBytes = 1024;
-
 size_t combine(size_t seed, size_t value) {
   return seed ^ (value + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2));
 }
@@ -27,11 +23,21 @@ bool same_constant(const Tensor& a, const Tensor& b) {
   return std::memcmp(a.data(), b.data(), size_t(a.nbytes())) == 0;
 }
 
+// Constants of every size are compared by content: a weight repacked once per use by
+// AlterOpLayout (a recurrent layer's R, once per unrolled step) must be stored once. Hashing
+// reads each constant once, eight bytes at a time, so the pass stays linear in the model size.
 size_t constant_hash(const Tensor& t) {
-  size_t h = std::hash<int64_t>()(t.numel());
+  uint64_t h = uint64_t(t.nbytes()) * 0x9e3779b97f4a7c15ULL;
   const auto* bytes = static_cast<const unsigned char*>(t.data());
-  for (int64_t i = 0; i < t.nbytes(); ++i) h = combine(h, bytes[i]);
-  return h;
+  const size_t n = size_t(t.nbytes()), words = n / 8;
+  for (size_t i = 0; i < words; ++i) {
+    uint64_t w;
+    std::memcpy(&w, bytes + 8 * i, 8);
+    h = (h ^ w) * 0xff51afd7ed558ccdULL;
+    h ^= h >> 29;
+  }
+  for (size_t i = 8 * words; i < n; ++i) h = combine(size_t(h), bytes[i]);
+  return size_t(h);
 }
 
 // Effective attrs of a call: a call without attrs has the op's defaults.
@@ -66,7 +72,7 @@ size_t call_hash(const ir::CallNode& call) {
 class CommonSubexprEliminator : public detail::TypedMutator {
  public:
   Expr mutate_Constant(const ir::ConstantNode* node, const Expr& self) override {
-    if (node->data.nbytes() > kMaxComparedConstantBytes || !node->data.is_contiguous()) return self;
+    if (!node->data.is_contiguous()) return self;
     auto& bucket = constants_[constant_hash(node->data)];
     for (const Expr& seen : bucket)
       if (same_constant(ir::as<ir::ConstantNode>(seen)->data, node->data)) return seen;

@@ -72,6 +72,31 @@ def @main(%x: Tensor[(2, 4), float32]) -> (Tensor[(2, 4), float32], Tensor[(2, 4
 )");
 }
 
+// Large constants (weights) compare by content too: two copies of one weight, as a layout
+// rewrite makes per use, become one; a copy differing in its last element (or in a byte past
+// the last full eight) does not.
+TEST(EliminateCommonSubexpr, MergesLargeConstantsByContent) {
+  auto weight = [](int64_t n, float last) {
+    Tensor w = Tensor::empty({n}, DataType::float32());
+    for (int64_t i = 0; i < n; ++i) static_cast<float*>(w.data())[i] = float(i % 97) * 0.5f;
+    static_cast<float*>(w.data())[n - 1] = last;
+    return ir::ConstantNode::make(w);
+  };
+  for (int64_t n : {int64_t(4096), int64_t(4097)}) {
+    ir::Var x = ir::VarNode::make("x", ir::TensorTypeNode::make({n}, DataType::float32()));
+    ir::Expr a = ir::call_op("add", {x, weight(n, 1.0f)});
+    ir::Expr b = ir::call_op("add", {x, weight(n, 1.0f)});
+    ir::Expr c = ir::call_op("add", {x, weight(n, 2.0f)});
+    ir::IRModule mod;
+    mod.add("main", ir::FunctionNode::make({x}, ir::TupleNode::make({a, b, c})));
+    mod = ir::infer_type(mod);
+    ir::IRModule after = eliminate_common_subexpr(mod);
+    EXPECT_EQ(testing::count_calls(after, "add"), 2) << print(after);
+    std::vector<Tensor> inputs = testing::random_inputs(mod, 5);
+    testing::expect_same_outputs(mod, after, inputs, inputs);
+  }
+}
+
 // Calls into compiled code and stochastic ops are never merged.
 TEST(EliminateCommonSubexpr, KeepsOpaqueAndStochasticCalls) {
   const char* text = R"(#[version = "0.0.5"]
