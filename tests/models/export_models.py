@@ -52,9 +52,17 @@ NETWORK_MODELS = ["audio_tiny", "video_tiny", "unet_tiny"]
 # TopK, NonMaxSuppression and Loop nodes as torch.onnx writes them.
 DETECTION_MODELS = ["ssdlite320_mobilenet_v3_large", "fcos_resnet50_fpn", "fasterrcnn_resnet50_fpn"]
 DETECTION_SIZE = 320
+# A GPT-style decoder with a KV cache (examples/generation/gpt_decoder.py, its small size), as a
+# generation loop runs it: gpt_decode, one token against a cache of a symbolic past length, run
+# at DECODE_PAST_LENGTHS (inputs and ONNX Runtime's outputs in <name>.past<L>.input.npz /
+# .expected.npz); gpt_prefill, the prompt of PREFILL_LENGTH tokens without a cache.
+DECODER_MODELS = ["gpt_decode", "gpt_prefill"]
+DECODE_PAST_LENGTHS = [1, 37, 300]
+PREFILL_LENGTH = 32
+GPT_DECODER = Path(__file__).resolve().parents[2] / "examples" / "generation" / "gpt_decoder.py"
 MODELS = ["resnet18", "mobilenet_v2", "squeezenet1_1", "efficientnet_b0", "vit_b_16", "resnet50",
           *INT8_MODELS, *RECURRENT_MODELS, *TRANSFORMER_MODELS, *NETWORK_MODELS,
-          *DETECTION_MODELS]
+          *DETECTION_MODELS, *DECODER_MODELS]
 # Further network families, exported on request (bench/model_bench.py): grouped convolutions
 # (ResNeXt, RegNet), channel shuffles (ShuffleNet), squeeze-and-excitation (MobileNetV3,
 # EfficientNet, RegNetY), dense concatenation (DenseNet), windowed attention (Swin) and
@@ -100,7 +108,8 @@ def stamp_text():
     import torch
     import torchvision
 
-    script = Path(__file__).read_bytes() + (Path(__file__).parent / "family_networks.py").read_bytes()
+    script = (Path(__file__).read_bytes() + (Path(__file__).parent / "family_networks.py").read_bytes()
+              + GPT_DECODER.read_bytes())
     return json.dumps(
         {
             "script_sha256": hashlib.sha256(script).hexdigest(),
@@ -572,6 +581,49 @@ def export_detection(name, out, stamp):
     finish(name, out, stamp, "exported", start)
 
 
+def gpt_decoder_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("gpt_decoder", GPT_DECODER)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def export_decoder(name, out, stamp):
+    """Both decoder graphs come from one export; each name gets its own inputs and stamp."""
+    import shutil
+    import tempfile
+
+    import numpy as np
+
+    if cached(name, out, stamp):
+        return
+    start = time.monotonic()
+    gpt = gpt_decoder_module()
+    vocab, width, heads, layers, _ = gpt.SIZES["small"]
+    with tempfile.TemporaryDirectory() as tmp:
+        graphs = dict(zip(["gpt_prefill", "gpt_decode"], gpt.export(tmp, "small", opset=OPSET)))
+        write_atomically(out / f"{name}.onnx", lambda t: shutil.copyfile(graphs[name], t))
+    onnx_path = out / f"{name}.onnx"
+    rng = np.random.RandomState(SEED)
+    if name == "gpt_prefill":
+        runs = {"": {"input_ids": rng.randint(0, vocab, (1, PREFILL_LENGTH)).astype(np.int64)}}
+    else:
+        past_names, _ = gpt.names(layers)
+        runs = {}
+        for length in DECODE_PAST_LENGTHS:
+            feeds = {"input_ids": rng.randint(0, vocab, (1, 1)).astype(np.int64)}
+            for past in past_names:
+                feeds[past] = rng.standard_normal((1, heads, length, width // heads)).astype(np.float32)
+            runs[f".past{length}"] = feeds
+    for suffix, feeds in runs.items():
+        outputs = run_onnxruntime(onnx_path, feeds)
+        save_npz(out / f"{name}{suffix}.input.npz", feeds)
+        save_npz(out / f"{name}{suffix}.expected.npz", {f"output_{i}": o for i, o in enumerate(outputs)})
+    finish(name, out, stamp, "exported", start)
+
+
 def export_one(name, out, stamp):
     import numpy as np
     import onnx
@@ -586,6 +638,8 @@ def export_one(name, out, stamp):
         return export_transformer(name, out, stamp)
     if name in DETECTION_MODELS:
         return export_detection(name, out, stamp)
+    if name in DECODER_MODELS:
+        return export_decoder(name, out, stamp)
     if cached(name, out, stamp):
         return
     start = time.monotonic()
