@@ -380,12 +380,41 @@ Dim max(const Dim& a, const Dim& b) {
   return commutative_atom(DimKind::Max, a, b);
 }
 
+namespace {
+
+// The operands of a nest of broadcasts.
+void broadcast_operands(const Dim& d, std::vector<Dim>& out) {
+  if (d.kind() == DimKind::Broadcast) {
+    broadcast_operands(d.lhs(), out);
+    broadcast_operands(d.rhs(), out);
+  } else if (std::find(out.begin(), out.end(), d) == out.end()) {
+    out.push_back(d);
+  }
+}
+
+// Whether every operand of `part` is one of `whole`'s.
+bool broadcast_covers(const Dim& whole, const Dim& part) {
+  std::vector<Dim> whole_ops, part_ops;
+  broadcast_operands(whole, whole_ops);
+  broadcast_operands(part, part_ops);
+  for (const Dim& d : part_ops)
+    if (std::find(whole_ops.begin(), whole_ops.end(), d) == whole_ops.end()) return false;
+  return true;
+}
+
+}  // namespace
+
 Dim broadcast(const Dim& a, const Dim& b) {
   if (a == b) return a;
   if (a.is_int() && a.int_value() == 1) return b;
   if (b.is_int() && b.int_value() == 1) return a;
   if (a.is_int() && b.is_int()) return -1;
   if (any_involved(a, b)) return any_dim();
+  // Broadcasting is associative, commutative and idempotent, so a broadcast with operands the
+  // other side already has adds nothing. Without this, each residual add of a decoder layer
+  // would nest the previous layer's size expression again, growing it exponentially.
+  if (a.kind() == DimKind::Broadcast && broadcast_covers(a, b)) return a;
+  if (b.kind() == DimKind::Broadcast && broadcast_covers(b, a)) return b;
   return commutative_atom(DimKind::Broadcast, a, b);
 }
 

@@ -91,11 +91,24 @@ tir::PrimExpr DimVars::to_expr(const ir::Dim& dim) {
     case ir::DimKind::Max:
       return tir::max(to_expr(dim.lhs()), to_expr(dim.rhs()));
     case ir::DimKind::Broadcast: {
-      tir::PrimExpr a = to_expr(dim.lhs()), b = to_expr(dim.rhs());
+      // Each operand appears up to three times in the selects, so a compound operand is bound
+      // once: a residual stream's size broadcast with one more size per layer would otherwise
+      // grow as 3^layers.
+      tir::PrimExpr a_value = to_expr(dim.lhs()), b_value = to_expr(dim.rhs());
+      auto compound = [](const tir::PrimExpr& e) {
+        return e->kind != tir::ExprKind::IntImm && e->kind != tir::ExprKind::Var;
+      };
+      tir::Var a_var = compound(a_value) ? tir::VarNode::make("bcast") : tir::Var();
+      tir::Var b_var = compound(b_value) ? tir::VarNode::make("bcast") : tir::Var();
+      tir::PrimExpr a = a_var ? tir::PrimExpr(a_var) : a_value;
+      tir::PrimExpr b = b_var ? tir::PrimExpr(b_var) : b_value;
       tir::PrimExpr one = tir::make_int(1);
-      return tir::select(
+      tir::PrimExpr result = tir::select(
           tir::eq(a, one), b,
           tir::select(tir::logical_or(tir::eq(b, one), tir::eq(a, b)), a, tir::make_int(-1)));
+      if (b_var) result = tir::LetNode::make(b_var, b_value, result);
+      if (a_var) result = tir::LetNode::make(a_var, a_value, result);
+      return result;
     }
   }
   ANVIL_ICHECK(false, "a dim of unknown kind");

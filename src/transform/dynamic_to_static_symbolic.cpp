@@ -321,24 +321,83 @@ Expr convert_strided_slice(const ir::CallNode& call, SymbolicShapeEvaluator& val
   if (!stride_values || !axis_values || begin->elements.size() != axis_values->size() ||
       end->elements.size() != axis_values->size())
     return nullptr;
-  std::vector<int64_t> static_begin, static_end;
+  std::vector<int64_t> static_begin, static_end, static_strides, static_axes;
+  // Axes sliced from a symbolic start to a static distance past it (a decode step's row of the
+  // causal mask, rows [past, past + 1)): a static count of rows at a run-time offset, gathered.
+  std::vector<std::pair<int64_t, int64_t>> gathered;  // (axis, count), with i = begin's index
+  std::vector<size_t> gathered_entries;
   for (size_t i = 0; i < axis_values->size(); ++i) {
     std::optional<int64_t> axis = normalize_axis((*axis_values)[i], int64_t(dims->size()));
     if (!axis) return nullptr;
     const Dim& dim = (*dims)[size_t(*axis)];
     std::optional<int64_t> b = static_bound(begin->elements[i], dim),
                            e = static_bound(end->elements[i], dim);
-    if (!b || !e) return nullptr;
+    if (!b || !e) {
+      const Dim &first = begin->elements[i], &last = end->elements[i];
+      if ((*stride_values)[i] != 1 || involves_any(first) || involves_any(last) ||
+          !is_non_negative(first))
+        return nullptr;
+      std::optional<int64_t> count = (last - first).as_int();
+      if (!count || *count < 0) return nullptr;
+      gathered.emplace_back(*axis, *count);
+      gathered_entries.push_back(i);
+      continue;
+    }
     static_begin.push_back(*b);
     static_end.push_back(*e);
+    static_strides.push_back((*stride_values)[i]);
+    static_axes.push_back(*axis);
   }
-  Expr result = ir::call_op("strided_slice", {data},
-                            ir::make_op_attrs("strided_slice", {{"begin", static_begin},
-                                                                {"end", static_end},
-                                                                {"strides", *stride_values},
-                                                                {"axes", *axis_values}}));
+  Expr result = data;
+  if (!static_axes.empty())
+    result = ir::call_op("strided_slice", {data},
+                         ir::make_op_attrs("strided_slice", {{"begin", static_begin},
+                                                             {"end", static_end},
+                                                             {"strides", static_strides},
+                                                             {"axes", static_axes}}));
+  // The offsets are read at run time; "clip" keeps an offset past the end inside the data
+  // (where the slice would come out shorter, and the model's next op would refuse it).
+  for (size_t g = 0; g < gathered.size(); ++g) {
+    const auto [axis, count] = gathered[g];
+    Tensor offsets = Tensor::empty({count}, DataType::int64());
+    for (int64_t k = 0; k < count; ++k) offsets.set_from_double(k, double(k));
+    Expr start = ir::call_op(
+        "take", {call.args[1], ir::scalar_constant(double(gathered_entries[g]), DataType::int64())},
+        ir::make_op_attrs("take", {{"axis", int64_t(0)}}));
+    if (ir::tensor_dtype(call.args[1]) != DataType::int64())
+      start =
+          ir::call_op("cast", {start}, ir::make_op_attrs("cast", {{"dtype", DataType::int64()}}));
+    Expr indices = ir::call_op("add", {ir::ConstantNode::make(offsets), start});
+    result =
+        ir::call_op("take", {result, indices},
+                    ir::make_op_attrs("take", {{"axis", axis}, {"mode", std::string("clip")}}));
+  }
   if (!typed_dims(result)) return nullptr;
   return result;
+}
+
+// dyn.strided_slice of one axis of data whose other dims are all 1 (a row of a causal mask
+// sliced to the sequence's length) as a slice of the flattened data reshaped back: the type
+// then keeps those dims 1 instead of unknown, so that broadcasting against them stays static.
+Expr pin_unit_dims(const ir::CallNode& call, SymbolicShapeEvaluator& values) {
+  std::optional<std::vector<Dim>> dims = ir::shape_dims(call.args[0]);
+  const SymbolicValue* axes = vector_operand(values, call.args[4]);
+  if (!dims || dims->size() < 2 || !axes) return nullptr;
+  std::optional<std::vector<int64_t>> axis_values = axes->static_values();
+  if (!axis_values || axis_values->size() != 1) return nullptr;
+  std::optional<int64_t> axis = normalize_axis((*axis_values)[0], int64_t(dims->size()));
+  if (!axis) return nullptr;
+  std::vector<int64_t> newshape(dims->size(), 1);
+  newshape[size_t(*axis)] = -1;
+  for (size_t d = 0; d < dims->size(); ++d)
+    if (d != size_t(*axis) && (*dims)[d].as_int() != std::optional<int64_t>(1)) return nullptr;
+  Expr flat = ir::call_op("reshape", {call.args[0]},
+                          ir::make_op_attrs("reshape", {{"newshape", std::vector<int64_t>{-1}}}));
+  Tensor first_axis =
+      Tensor::zeros({1}, ir::tensor_dtype(call.args[4]).value_or(DataType::int64()));
+  Expr sliced = ir::call_op("dyn.strided_slice", {flat, call.args[1], call.args[2], call.args[3],
+                                                  ir::ConstantNode::make(first_axis)});
+  return ir::call_op("reshape", {sliced}, ir::make_op_attrs("reshape", {{"newshape", newshape}}));
 }
 
 // range(start, limit, delta) with a symbolic limit: no static op takes a symbolic length, so
@@ -355,6 +414,16 @@ Expr convert_range(const ir::CallNode& call, SymbolicShapeEvaluator& values) {
     return nullptr;
   std::optional<int64_t> first = start->elements[0].as_int(), step = delta->elements[0].as_int();
   const Dim& stop = limit->elements[0];
+  // A symbolic start with the limit a static distance past it (the positions of a decode step,
+  // arange(past, past + tokens)): the length is static, the indices a constant plus start.
+  if (!first && step && *step >= 1 && !involves_any(start->elements[0]) && !involves_any(stop)) {
+    if (std::optional<int64_t> span = (stop - start->elements[0]).as_int()) {
+      const int64_t count = *span > 0 ? (*span + *step - 1) / *step : 0;
+      Tensor offsets = Tensor::empty({count}, *dtype);
+      for (int64_t i = 0; i < count; ++i) offsets.set_from_double(i, double(i * *step));
+      return ir::call_op("add", {ir::ConstantNode::make(offsets), call.args[0]});
+    }
+  }
   if (!first || !step || *step < 1 || involves_any(stop)) return nullptr;
   Dim length = floordiv(stop - *first + (*step - 1), *step);
   // A length that may be negative would need a max with 0, which no axis has.
@@ -401,7 +470,10 @@ Expr symbolic_static_form(const ir::CallNode& call, SymbolicShapeEvaluator& valu
   if (name == "dyn.reshape") return convert_reshape(call, values);
   if (name == "dyn.full") return convert_full(call, values);
   if (name == "dyn.broadcast_to") return convert_broadcast_to(call, values);
-  if (name == "dyn.strided_slice") return convert_strided_slice(call, values);
+  if (name == "dyn.strided_slice") {
+    if (Expr result = convert_strided_slice(call, values)) return result;
+    return pin_unit_dims(call, values);
+  }
   if (name == "range") return convert_range(call, values);
   return nullptr;
 }

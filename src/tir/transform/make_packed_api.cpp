@@ -287,10 +287,15 @@ class PackedApiBuilder {
   }
 
   // A shape expression whose variables never appear bare cannot be solved for.
+  // Variables a Let inside the expression binds (a broadcast's compound operands) are its own.
   void require_bound(const PrimExpr& e, const Var& param, const std::string& where) const {
+    std::set<const VarNode*> let_bound;
+    pre_order_visit(e, [&](const PrimExpr& sub) {
+      if (const auto* let = as<LetNode>(sub)) let_bound.insert(let->var.get());
+    });
     pre_order_visit(e, [&](const PrimExpr& sub) {
       const auto* var = as<VarNode>(sub);
-      if (!var || bound_.count(var)) return;
+      if (!var || bound_.count(var) || let_bound.count(var)) return;
       throw_error("make_packed_api: ", name_, ": variable '", var->name, "' in ", where,
                   " of argument '", param->name,
                   "' is not defined: it must appear alone as some argument's dimension");
