@@ -306,6 +306,9 @@ std::optional<int64_t> static_bound(const Dim& bound, const Dim& dim) {
   return std::nullopt;
 }
 
+Expr counting_line(const ir::CallNode& call, const std::vector<size_t>& operands, const Dim& length,
+                   DataType dtype);
+
 // dyn.strided_slice with bounds relative to the sliced dims (slicing to the end of an axis,
 // or dropping its last k elements).
 Expr convert_strided_slice(const ir::CallNode& call, SymbolicShapeEvaluator& values) {
@@ -322,31 +325,54 @@ Expr convert_strided_slice(const ir::CallNode& call, SymbolicShapeEvaluator& val
       end->elements.size() != axis_values->size())
     return nullptr;
   std::vector<int64_t> static_begin, static_end, static_strides, static_axes;
-  // Axes sliced from a symbolic start to a static distance past it (a decode step's row of the
-  // causal mask, rows [past, past + 1)): a static count of rows at a run-time offset, gathered.
-  std::vector<std::pair<int64_t, int64_t>> gathered;  // (axis, count), with i = begin's index
-  std::vector<size_t> gathered_entries;
+  // Axes whose bounds are not static are gathered: a symbolic start with the end a static
+  // distance past it (a decode step's row of the causal mask, rows [past, past + 1)) takes a
+  // constant count of indices plus the start read at run time; a static start with a symbolic
+  // end (a prefill's mask cut to the sequence, [0, seq)) counts its indices along a tensor of
+  // that length in scope. "clip" keeps an index past the end inside the data (where the slice
+  // would come out shorter, and the model's next op would refuse it).
+  std::vector<std::pair<int64_t, Expr>> gathered;  // (axis, indices)
   for (size_t i = 0; i < axis_values->size(); ++i) {
     std::optional<int64_t> axis = normalize_axis((*axis_values)[i], int64_t(dims->size()));
     if (!axis) return nullptr;
     const Dim& dim = (*dims)[size_t(*axis)];
     std::optional<int64_t> b = static_bound(begin->elements[i], dim),
                            e = static_bound(end->elements[i], dim);
-    if (!b || !e) {
-      const Dim &first = begin->elements[i], &last = end->elements[i];
-      if ((*stride_values)[i] != 1 || involves_any(first) || involves_any(last) ||
-          !is_non_negative(first))
-        return nullptr;
-      std::optional<int64_t> count = (last - first).as_int();
-      if (!count || *count < 0) return nullptr;
-      gathered.emplace_back(*axis, *count);
-      gathered_entries.push_back(i);
+    if (b && e) {
+      static_begin.push_back(*b);
+      static_end.push_back(*e);
+      static_strides.push_back((*stride_values)[i]);
+      static_axes.push_back(*axis);
       continue;
     }
-    static_begin.push_back(*b);
-    static_end.push_back(*e);
-    static_strides.push_back((*stride_values)[i]);
-    static_axes.push_back(*axis);
+    const Dim &first = begin->elements[i], &last = end->elements[i];
+    if ((*stride_values)[i] != 1 || involves_any(first) || involves_any(last) ||
+        !is_non_negative(first))
+      return nullptr;
+    Expr indices;
+    if (std::optional<int64_t> count = (last - first).as_int()) {
+      if (*count < 0) return nullptr;
+      Tensor offsets = Tensor::empty({*count}, DataType::int64());
+      for (int64_t k = 0; k < *count; ++k) offsets.set_from_double(k, double(k));
+      Expr start =
+          ir::call_op("take", {call.args[1], ir::scalar_constant(double(i), DataType::int64())},
+                      ir::make_op_attrs("take", {{"axis", int64_t(0)}}));
+      if (ir::tensor_dtype(call.args[1]) != DataType::int64())
+        start =
+            ir::call_op("cast", {start}, ir::make_op_attrs("cast", {{"dtype", DataType::int64()}}));
+      indices = ir::call_op("add", {ir::ConstantNode::make(offsets), start});
+    } else if (std::optional<int64_t> start = first.as_int()) {
+      const Dim length = last - *start;
+      if (!is_non_negative(length)) return nullptr;
+      indices = counting_line(call, {2}, length, DataType::int64());
+      if (!indices) return nullptr;
+      if (*start != 0)
+        indices =
+            ir::call_op("add", {indices, ir::scalar_constant(double(*start), DataType::int64())});
+    } else {
+      return nullptr;
+    }
+    gathered.emplace_back(*axis, indices);
   }
   Expr result = data;
   if (!static_axes.empty())
@@ -355,23 +381,10 @@ Expr convert_strided_slice(const ir::CallNode& call, SymbolicShapeEvaluator& val
                                                              {"end", static_end},
                                                              {"strides", static_strides},
                                                              {"axes", static_axes}}));
-  // The offsets are read at run time; "clip" keeps an offset past the end inside the data
-  // (where the slice would come out shorter, and the model's next op would refuse it).
-  for (size_t g = 0; g < gathered.size(); ++g) {
-    const auto [axis, count] = gathered[g];
-    Tensor offsets = Tensor::empty({count}, DataType::int64());
-    for (int64_t k = 0; k < count; ++k) offsets.set_from_double(k, double(k));
-    Expr start = ir::call_op(
-        "take", {call.args[1], ir::scalar_constant(double(gathered_entries[g]), DataType::int64())},
-        ir::make_op_attrs("take", {{"axis", int64_t(0)}}));
-    if (ir::tensor_dtype(call.args[1]) != DataType::int64())
-      start =
-          ir::call_op("cast", {start}, ir::make_op_attrs("cast", {{"dtype", DataType::int64()}}));
-    Expr indices = ir::call_op("add", {ir::ConstantNode::make(offsets), start});
+  for (const auto& [axis, indices] : gathered)
     result =
         ir::call_op("take", {result, indices},
                     ir::make_op_attrs("take", {{"axis", axis}, {"mode", std::string("clip")}}));
-  }
   if (!typed_dims(result)) return nullptr;
   return result;
 }
@@ -398,6 +411,40 @@ Expr pin_unit_dims(const ir::CallNode& call, SymbolicShapeEvaluator& values) {
   Expr sliced = ir::call_op("dyn.strided_slice", {flat, call.args[1], call.args[2], call.args[3],
                                                   ir::ConstantNode::make(first_axis)});
   return ir::call_op("reshape", {sliced}, ir::make_op_attrs("reshape", {{"newshape", newshape}}));
+}
+
+// 0, 1, ..., length - 1 (dtype) counted along an axis of a tensor in scope of that length: the
+// exclusive running sum of ones over one line of it (element 0 taken along each other axis).
+// Null when no candidate of the call's operands has such an axis.
+Expr counting_line(const ir::CallNode& call, const std::vector<size_t>& operands, const Dim& length,
+                   DataType dtype) {
+  for (const Expr& candidate : like_candidates(call, operands)) {
+    std::optional<std::vector<Dim>> dims = ir::shape_dims(candidate);
+    if (!dims) continue;
+    auto axis = std::find_if(dims->begin(), dims->end(),
+                             [&](const Dim& d) { return known_equal(d, length); });
+    if (axis == dims->end()) continue;
+    // Taking element 0 of the other axes needs them non-empty.
+    std::vector<int64_t> others;
+    bool non_empty = true;
+    for (size_t k = 0; k < dims->size(); ++k) {
+      if (k == size_t(axis - dims->begin())) continue;
+      others.push_back(int64_t(k));
+      non_empty = non_empty && is_positive((*dims)[k]);
+    }
+    if (!non_empty) continue;
+    Expr line = candidate;
+    for (auto k = others.rbegin(); k != others.rend(); ++k)
+      line = ir::call_op("take", {line, ir::scalar_constant(0, DataType::int64())},
+                         ir::make_op_attrs("take", {{"axis", *k}}));
+    if (ir::tensor_dtype(candidate) != dtype)
+      line = ir::call_op("cast", {line}, ir::make_op_attrs("cast", {{"dtype", dtype}}));
+    Expr counted =
+        ir::call_op("cumsum", {ir::call_op("ones_like", {line})},
+                    ir::make_op_attrs("cumsum", {{"axis", int64_t(0)}, {"exclusive", true}}));
+    if (dims_match(typed_dims(counted), {length})) return counted;
+  }
+  return nullptr;
 }
 
 // range(start, limit, delta) with a symbolic limit: no static op takes a symbolic length, so
@@ -428,36 +475,14 @@ Expr convert_range(const ir::CallNode& call, SymbolicShapeEvaluator& values) {
   Dim length = floordiv(stop - *first + (*step - 1), *step);
   // A length that may be negative would need a max with 0, which no axis has.
   if (!is_non_negative(length)) return nullptr;
-  for (const Expr& candidate : like_candidates(call, {0, 1, 2})) {
-    std::optional<std::vector<Dim>> dims = ir::shape_dims(candidate);
-    if (!dims) continue;
-    auto axis = std::find_if(dims->begin(), dims->end(),
-                             [&](const Dim& d) { return known_equal(d, length); });
-    if (axis == dims->end()) continue;
-    // Taking element 0 of the other axes needs them non-empty.
-    std::vector<int64_t> others;
-    bool non_empty = true;
-    for (size_t k = 0; k < dims->size(); ++k) {
-      if (k == size_t(axis - dims->begin())) continue;
-      others.push_back(int64_t(k));
-      non_empty = non_empty && is_positive((*dims)[k]);
-    }
-    if (!non_empty) continue;
-    Expr line = candidate;
-    for (auto k = others.rbegin(); k != others.rend(); ++k)
-      line = ir::call_op("take", {line, ir::scalar_constant(0, DataType::int64())},
-                         ir::make_op_attrs("take", {{"axis", *k}}));
-    if (ir::tensor_dtype(candidate) != *dtype)
-      line = ir::call_op("cast", {line}, ir::make_op_attrs("cast", {{"dtype", *dtype}}));
-    Expr result =
-        ir::call_op("cumsum", {ir::call_op("ones_like", {line})},
-                    ir::make_op_attrs("cumsum", {{"axis", int64_t(0)}, {"exclusive", true}}));
-    if (*step != 1)
-      result = ir::call_op("multiply", {result, ir::scalar_constant(double(*step), *dtype)});
-    if (*first != 0)
-      result = ir::call_op("add", {result, ir::scalar_constant(double(*first), *dtype)});
-    if (dims_match(typed_dims(result), {length})) return result;
-  }
+  Expr counted = counting_line(call, {0, 1, 2}, length, *dtype);
+  if (!counted) return nullptr;
+  Expr result = counted;
+  if (*step != 1)
+    result = ir::call_op("multiply", {result, ir::scalar_constant(double(*step), *dtype)});
+  if (*first != 0)
+    result = ir::call_op("add", {result, ir::scalar_constant(double(*first), *dtype)});
+  if (dims_match(typed_dims(result), {length})) return result;
   return nullptr;
 }
 

@@ -67,6 +67,31 @@ TEST(Dim, BroadcastFoldsWhatIsKnown) {
   EXPECT_EQ(substitute(broadcast(n, m) * 2, {{"m", n}}), n * 2);
 }
 
+// Broadcasting is associative, commutative and idempotent: a broadcast with operands the other
+// side already has is that side, so a residual stream's size does not nest once per layer.
+TEST(Dim, NestedBroadcastsKeepOneCopyOfEachOperand) {
+  Dim n = Dim::var("n"), m = Dim::var("m"), k = Dim::var("k");
+  const Dim nm = broadcast(n, m);
+  EXPECT_EQ(broadcast(nm, n), nm);
+  EXPECT_EQ(broadcast(m, nm), nm);
+  EXPECT_EQ(broadcast(nm, broadcast(m, n)), nm);
+  Dim nmk = broadcast(nm, k);
+  EXPECT_EQ(broadcast(nmk, nm), nmk);
+  EXPECT_EQ(broadcast(broadcast(nmk, n), m), nmk);
+  EXPECT_NE(broadcast(nm, k), nm);  // a new operand still counts
+  for (int64_t vn : {1, 3})
+    for (int64_t vm : {1, 3, 4})
+      for (int64_t vk : {1, 3}) {
+        const std::vector<std::pair<std::string, Dim>> at = {
+            {"n", Dim(vn)}, {"m", Dim(vm)}, {"k", Dim(vk)}};
+        // The folded form has the value of the nest it stands for.
+        EXPECT_EQ(
+            substitute(broadcast(broadcast(nmk, n), m), at).int_value(),
+            substitute(broadcast(broadcast(broadcast(broadcast(n, m), k), n), m), at).int_value())
+            << vn << " " << vm << " " << vk;
+      }
+}
+
 // A reshape's -1 divides the element count by the product of the other dims: when that
 // product is one term dividing every term of the count, the quotient is exact.
 TEST(Dim, DivisionByAMonomialThatDividesEveryTermIsExact) {

@@ -291,5 +291,30 @@ def @main(%x: Tensor[(b, s, 8), float32]) -> (int64, Tensor[(b, s, 8), float32])
   expect_same_values_at(mod, after, {{{2, 3, 8}}, {{4, 1, 8}}});
 }
 
+// A decode step's shape chain: the positions range(past, past + 1) have one element, the causal
+// mask's row [past, past + 1) is one row gathered at a run-time offset, and slicing that row to
+// the past + 1 columns keeps its unit dim, so what broadcasts against it stays static.
+TEST(DynamicToStaticSymbolic, DecodeStepPositionsAndMaskRow) {
+  ir::IRModule mod = parse(R"(
+def @main(%past_key: Tensor[(1, 2, past, 4), float32], %mask: Tensor[(16, 16), bool]) {
+  %0 = shape_of(%past_key);
+  %1 = take(%0, 2i64, axis=0);
+  %2 = add(%1, 1i64);
+  %3 = range(%1, %2, 1i64);
+  %4 = expand_dims(%1);
+  %5 = expand_dims(%2);
+  %6 = dyn.strided_slice(%mask, %4, %5, const([1], shape=(1), dtype=int64), const([0], shape=(1), dtype=int64));
+  %7 = dyn.strided_slice(%6, const([0], shape=(1), dtype=int64), %5, const([1], shape=(1), dtype=int64), const([1], shape=(1), dtype=int64));
+  (%3, %7)
+}
+)");
+  ir::IRModule after = dynamic_to_static(mod);
+  const std::string text = print(after);
+  EXPECT_NE(text.find("-> (Tensor[(1), int64], Tensor[(1, ?), bool])"), std::string::npos) << text;
+  EXPECT_EQ(text.find("range("), std::string::npos) << text;
+  expect_same_values_at(
+      mod, after, {{{1, 2, 3, 4}, {16, 16}}, {{1, 2, 0, 4}, {16, 16}}, {{1, 2, 15, 4}, {16, 16}}});
+}
+
 }  // namespace
 }  // namespace anvil::transform

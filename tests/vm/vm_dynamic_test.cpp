@@ -210,6 +210,38 @@ def @main(%x: Tensor[(a, 3), float32], %y: Tensor[(b, 3), float32], %c: Tensor[(
   EXPECT_NE(error_of([&] { vm.run(); }).find("-1"), std::string::npos);
 }
 
+// A residual stream that broadcasts with a new size variable per step: its size is a nest of
+// broadcasts, each step's operand bound once inside the kernels (and a repeated operand adding
+// nothing), at sizes where any of them is 1.
+TEST(DynamicShapes, NestedBroadcastsOfAResidualStream) {
+  ir::IRModule mod = parse(R"(
+def @main(%x: Tensor[(a, 3), float32], %y: Tensor[(b, 3), float32], %z: Tensor[(c, 3), float32],
+          %w: Tensor[(d, 3), float32]) {
+  %0 = add(%x, %y);
+  %1 = add(%0, %z);
+  %2 = multiply(%1, %x);
+  %3 = add(%2, %w);
+  %4 = subtract(%3, %y);
+  nn.relu(%4)
+}
+)");
+  driver::VmModule built = driver::build_vm(mod, {});
+  EXPECT_TRUE(built.executable()->runtime_funcs.empty()) << built.print_bytecode();
+  VirtualMachine vm = built.create_vm();
+  uint64_t seed = 5;
+  for (auto [a, b, c, d] : {std::tuple{3, 3, 3, 3},
+                            {1, 3, 1, 3},
+                            {3, 1, 1, 1},
+                            {1, 1, 1, 1},
+                            {1, 1, 1, 4},
+                            {2, 1, 2, 1}}) {
+    std::string what = "a " + std::to_string(a) + " b " + std::to_string(b) + " c " +
+                       std::to_string(c) + " d " + std::to_string(d);
+    std::vector<Tensor> inputs = inputs_for(mod, {{"a", a}, {"b", b}, {"c", c}, {"d", d}}, seed++);
+    expect_matches_reference(vm, mod, inputs, what);
+  }
+}
+
 TEST(DynamicShapes, SharedSizeVariableMustAgreeAcrossInputs) {
   ir::IRModule mod = parse(R"(
 def @main(%ids: Tensor[(batch, 4), float32], %mask: Tensor[(batch, 4), float32]) {

@@ -187,6 +187,50 @@ class Unroller {
     if (parts.size() == 1) return parts[0];
     return ctx_.op("concatenate", {ctx_.typed(ir::TupleNode::make(parts))}, {{"axis", axis}});
   }
+  // A long sequence is split and joined in chunks of kStepChunk steps: one split or concatenate
+  // of hundreds of tensors is one kernel of hundreds of tiny loops, which LLVM unrolls into a
+  // basic block it schedules in quadratic time (minutes at 512 steps); the chunks' kernels are
+  // alike, so each is compiled once.
+  static constexpr int64_t kStepChunk = 16;
+
+  // The (1, ...) slices of x along axis 0, one per step.
+  std::vector<Expr> split_steps(const Expr& x) {
+    if (steps_ == 1) return {x};
+    auto split = [&](const Expr& e, int64_t count) {
+      std::vector<Expr> parts;
+      Expr tuple = ctx_.op("split", {e}, {{"sections", count}, {"axis", int64_t(0)}});
+      for (int64_t i = 0; i < count; ++i) parts.push_back(tensor::tuple_item(ctx_, tuple, int(i)));
+      return parts;
+    };
+    if (steps_ <= kStepChunk) return split(x, steps_);
+    std::vector<int64_t> cuts;
+    for (int64_t t = kStepChunk; t < steps_; t += kStepChunk) cuts.push_back(t);
+    Expr chunks = ctx_.op("split", {x}, {{"indices", cuts}, {"axis", int64_t(0)}});
+    std::vector<Expr> steps;
+    for (size_t c = 0; c <= cuts.size(); ++c) {
+      const int64_t begin = c == 0 ? 0 : cuts[c - 1];
+      const int64_t end = c == cuts.size() ? steps_ : cuts[c];
+      Expr chunk = tensor::tuple_item(ctx_, chunks, int(c));
+      if (end - begin == 1) {
+        steps.push_back(chunk);
+        continue;
+      }
+      for (const Expr& step : split(chunk, end - begin)) steps.push_back(step);
+    }
+    return steps;
+  }
+
+  // The steps' (1, ...) outputs joined along axis 0.
+  Expr concat_steps(const std::vector<Expr>& steps) {
+    if (int64_t(steps.size()) <= kStepChunk) return concat(steps, 0);
+    std::vector<Expr> chunks;
+    for (size_t t = 0; t < steps.size(); t += size_t(kStepChunk)) {
+      const size_t end = std::min(steps.size(), t + size_t(kStepChunk));
+      chunks.push_back(concat({steps.begin() + long(t), steps.begin() + long(end)}, 0));
+    }
+    return concat(chunks, 0);
+  }
+
   // Direction d of a per-direction input (W, R, B, P along axis 0; the initial states along
   // axis 0, or 1 in layout 1), that axis dropped.
   Expr direction_of(size_t input, int64_t d) {
@@ -254,14 +298,10 @@ class Unroller {
     Expr projection = dense(x, w);  // (T, B, G * H)
     if (bias) projection = add(projection, bias);
 
-    // The steps' slices of the projection, (1, B, G * H) each, from one split; the state is
-    // (1, B, H) throughout, so no step needs a kernel of its own to drop the leading axis.
-    Expr parts = steps_ > 1
-                     ? ctx_.op("split", {projection}, {{"sections", steps_}, {"axis", int64_t(0)}})
-                     : Expr();
-    auto step_input = [&](int64_t t) {
-      return steps_ > 1 ? tensor::tuple_item(ctx_, parts, int(t)) : projection;
-    };
+    // The steps' slices of the projection, (1, B, G * H) each; the state is (1, B, H)
+    // throughout, so no step needs a kernel of its own to drop the leading axis.
+    const std::vector<Expr> inputs = split_steps(projection);
+    auto step_input = [&](int64_t t) { return inputs[size_t(t)]; };
     Expr h = ctx_.has_input(5) ? expand(direction_of(5, d), 0)
                                : ctx_.op("zeros_like", {gates(step_input(0), 0)});
     Expr c;
@@ -321,7 +361,7 @@ class Unroller {
       h = h_next;
       if (c_next) c = c_next;
     }
-    Expr y = concat(outputs, 0);  // (T, B, H)
+    Expr y = concat_steps(outputs);  // (T, B, H)
     if (reverse_rows)
       y = ctx_.op("reverse_sequence", {y, lengths_},
                   {{"seq_axis", int64_t(0)}, {"batch_axis", int64_t(1)}});
