@@ -107,17 +107,15 @@ std::vector<te::Tensor> repeat(const ComputeArgs& args) {
       tensor_name(args))};
 }
 
+// Any dim may be symbolic, the reversed one included.
 std::vector<te::Tensor> reverse(const ComputeArgs& args) {
   const te::Tensor& data = args.inputs[0];
   size_t axis = size_t(wrap_axis(args.attrs_as<ir::ReverseAttrs>().axis, data.ndim()));
-  int64_t last = static_shape(data)[axis] - 1;
-  return {gather_compute(
-      data, static_shape(data),
-      [=](std::vector<PrimExpr> out) {
-        out[axis] = tir::make_int(last) - out[axis];
-        return out;
-      },
-      tensor_name(args))};
+  PrimExpr last = args.out_shape()[axis] - tir::make_int(1);
+  return {map_output(args, 0, [=](std::vector<PrimExpr> out) {
+    out[axis] = last - out[axis];
+    return data.at(out);
+  })};
 }
 
 }  // namespace

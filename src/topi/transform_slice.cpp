@@ -153,25 +153,22 @@ std::vector<te::Tensor> strided_slice(const ComputeArgs& args) {
       tensor_name(args))};
 }
 
+// Any dim may be symbolic (a recurrent layer's sequence of run-time length).
 std::vector<te::Tensor> reverse_sequence(const ComputeArgs& args) {
   const auto& attrs = args.attrs_as<ir::ReverseSequenceAttrs>();
   const te::Tensor& data = args.inputs[0];
   const te::Tensor& lengths = args.inputs[1];
-  std::vector<int64_t> shape = static_shape(data);
-  int64_t rank = int64_t(shape.size());
+  int64_t rank = int64_t(data.ndim());
   size_t seq_axis = size_t(wrap_axis(attrs.seq_axis, rank));
   size_t batch_axis = size_t(wrap_axis(attrs.batch_axis, rank));
-  int64_t seq_size = shape[seq_axis];
-  return {gather_compute(
-      data, shape,
-      [=](std::vector<PrimExpr> out) {
-        PrimExpr length = tir::min(tir::max(as_index(lengths(out[batch_axis])), tir::make_int(0)),
-                                   tir::make_int(seq_size));
-        PrimExpr s = out[seq_axis];
-        out[seq_axis] = tir::select(s < length, length - tir::make_int(1) - s, s);
-        return out;
-      },
-      tensor_name(args))};
+  PrimExpr seq_size = args.out_shape()[seq_axis];
+  return {map_output(args, 0, [=](std::vector<PrimExpr> out) {
+    PrimExpr length =
+        tir::min(tir::max(as_index(lengths(out[batch_axis])), tir::make_int(0)), seq_size);
+    PrimExpr s = out[seq_axis];
+    out[seq_axis] = tir::select(s < length, length - tir::make_int(1) - s, s);
+    return data.at(out);
+  })};
 }
 
 std::vector<te::Tensor> trilu(const ComputeArgs& args) {

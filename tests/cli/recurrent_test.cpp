@@ -23,10 +23,11 @@ rng = np.random.default_rng(11)
 GATES = {'RNN': 1, 'GRU': 3, 'LSTM': 4}
 
 def layer(cell, k, seq, batch, features, hidden, direction='forward', layout=0, bias=True,
-          initial=False, lengths=None, peepholes=False, **attrs):
+          initial=False, lengths=None, peepholes=False, symbolic=False, **attrs):
     """One node and its inputs: returns (nodes, oracle nodes, graph inputs, initializers, feeds,
     outputs). ONNX Runtime runs only layout 0: its oracle for layout 1 is the layout-0 node
-    between transposes."""
+    between transposes. symbolic: the sequence length and the batch are named dims of the
+    graph's inputs (T, N), the feeds of the given sizes."""
     dirs = 2 if direction == 'bidirectional' else 1
     g = GATES[cell]
     p = '%s%d_' % (cell.lower(), k)
@@ -38,8 +39,11 @@ def layer(cell, k, seq, batch, features, hidden, direction='forward', layout=0, 
                  (rng.standard_normal((dirs, g * hidden, hidden)) * 0.5).astype(np.float32), p + 'R')]
     names = [p + 'X', p + 'W', p + 'R']
     feeds = {p + 'X': rng.standard_normal(x_shape).astype(np.float32)}
-    inputs = [helper.make_tensor_value_info(p + 'X', TensorProto.FLOAT, list(x_shape))]
-    def optional(name, value, as_input=False):
+    x_dims = list(x_shape)
+    if symbolic:
+        x_dims[layout], x_dims[1 - layout] = 'T', 'N'
+    inputs = [helper.make_tensor_value_info(p + 'X', TensorProto.FLOAT, x_dims)]
+    def optional(name, value, as_input=False, batch_axis=None):
         if value is None:
             names.append('')
             return
@@ -47,14 +51,20 @@ def layer(cell, k, seq, batch, features, hidden, direction='forward', layout=0, 
         if as_input:
             feeds[p + name] = value
             elem = TensorProto.INT32 if value.dtype == np.int32 else TensorProto.FLOAT
-            inputs.append(helper.make_tensor_value_info(p + name, elem, list(value.shape)))
+            shape = list(value.shape)
+            if symbolic:
+                shape[batch_axis] = 'N'
+            inputs.append(helper.make_tensor_value_info(p + name, elem, shape))
         else:
             inits.append(numpy_helper.from_array(value, p + name))
     optional('B', (rng.standard_normal((dirs, 2 * g * hidden)) * 0.3).astype(np.float32) if bias else None)
-    optional('L', None if lengths is None else np.array(lengths, np.int32), as_input=True)
-    optional('H0', rng.standard_normal(state_shape).astype(np.float32) if initial else None, as_input=True)
+    optional('L', None if lengths is None else np.array(lengths, np.int32), as_input=True,
+             batch_axis=0)
+    optional('H0', rng.standard_normal(state_shape).astype(np.float32) if initial else None, as_input=True,
+             batch_axis=1 - layout)
     if cell == 'LSTM':
-        optional('C0', rng.standard_normal(state_shape).astype(np.float32) if initial else None, as_input=True)
+        optional('C0', rng.standard_normal(state_shape).astype(np.float32) if initial else None, as_input=True,
+                 batch_axis=1 - layout)
         optional('P', (rng.standard_normal((dirs, 3 * hidden)) * 0.5).astype(np.float32) if peepholes else None)
     while names and names[-1] == '':
         names.pop()
@@ -124,7 +134,18 @@ save('lstm_grid', [
 save('recurrent_opset7', [layer('LSTM', 0, 4, 2, 3, 4, 'bidirectional', peepholes=True),
                           layer('GRU', 1, 4, 2, 3, 4, 'reverse'),
                           layer('RNN', 2, 4, 2, 3, 4, initial=True)], opset=7)
-# Bad input: a sequence of unknown length, a wrong hidden size, an unknown activation.
+# Sequences whose length (and batch) are named dims: one loop of the VM per direction, compiled
+# once and run at the length fed, down to a single step.
+for name, seq, batch in (('recurrent_symbolic', 9, 3), ('recurrent_symbolic_one_step', 1, 2)):
+    save(name, [
+        layer('LSTM', 0, seq, batch, 3, 4, 'bidirectional', initial=True, peepholes=True,
+              symbolic=True),
+        layer('GRU', 1, seq, batch, 4, 5, 'reverse', linear_before_reset=1, symbolic=True,
+              lengths=[max(1, seq - i) for i in range(batch)]),
+        layer('RNN', 2, seq, batch, 2, 3, layout=1, initial=True, symbolic=True),
+        layer('LSTM', 3, seq, batch, 3, 4, 'reverse', lengths=[seq] * batch, symbolic=True),
+    ])
+# Bad input: a wrong hidden size, an unknown activation, an unknown direction.
 def bad(name, node_attrs, x_shape=(3, 1, 2), hidden=2):
     graph = helper.make_graph(
         [helper.make_node('GRU', ['X', 'W', 'R'], ['Y'], name='gru_bad', **node_attrs)], name,
@@ -135,7 +156,6 @@ def bad(name, node_attrs, x_shape=(3, 1, 2), hidden=2):
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid('', 14)])
     model.ir_version = 8
     onnx.save(model, os.path.join(out_dir, name + '.onnx'))
-bad('symbolic_steps', {'hidden_size': 2}, x_shape=('T', 1, 2))
 bad('wrong_hidden', {'hidden_size': 3})
 bad('unknown_activation', {'hidden_size': 2, 'activations': ['Sigmoid', 'Swish']})
 bad('bad_direction', {'hidden_size': 2, 'direction': 'sideways'})
@@ -155,8 +175,12 @@ TEST_F(CliRecurrent, OpsetSevenLayersMatchOnnxRuntime) {
   expect_run_matches_oracle("recurrent_opset7");
 }
 
+TEST_F(CliRecurrent, SymbolicSequenceLengthMatchesOnnxRuntime) {
+  expect_run_matches_oracle("recurrent_symbolic");
+  expect_run_matches_oracle("recurrent_symbolic_one_step");
+}
+
 TEST_F(CliRecurrent, BadLayersAreOneLineNamingTheNode) {
-  expect_rejected("symbolic_steps", "sequence length");
   expect_rejected("wrong_hidden", "hidden_size 3");
   expect_rejected("unknown_activation", "Swish");
   expect_rejected("bad_direction", "sideways");

@@ -58,3 +58,14 @@ def test_tvmc_flow(tmp_path, model_cache):
                       cwd=tmp_path)
     assert "max |anvil - ONNX Runtime|" in out
     assert (tmp_path / "w" / "records.json").stat().st_size > 0
+
+
+def test_generation(tmp_path, model_cache):
+    """examples/generation: greedy decoding with the KV cache, anvil beside ONNX Runtime (the
+    example exits non-zero when the two choose different tokens)."""
+    script = EXAMPLES.parent / "generation" / "generate.py"
+    proc = subprocess.run([sys.executable, str(script), str(model_cache), "--tokens", "8",
+                           "--prompt-length", "5"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=900)
+    assert proc.returncode == 0, f"generate.py failed:\n{proc.stdout}\n{proc.stderr}"
+    assert "anvil" in proc.stdout and "onnxruntime" in proc.stdout and "tokens/s" in proc.stdout

@@ -3,6 +3,7 @@
 #include <functional>
 #include <utility>
 
+#include "frontend/onnx/convert_loop.h"
 #include "frontend/onnx/converter_families.h"
 #include "frontend/onnx/graph_converter.h"
 
@@ -168,24 +169,7 @@ std::optional<bool> known_condition(const Expr& cond) {
   return c->data.get_as_double(0) != 0;
 }
 
-// A loop of the IR built from a step: the vars are an iteration count (var 0, from 0), the
-// carried values and one accumulator per scan output. `step` converts the body over the vars
-// (the count and the carried values) and returns the carried values' next values (the count's
-// excluded) and the iteration's scan items; `cond` is the loop's condition over the same vars.
-// Each accumulator starts as an empty (0, ...) tensor and gains a row per iteration (where a
-// row's dims are known only at run time, the first iteration's row replaces the empty start,
-// and a loop that runs no iteration gives 0 for those dims). The vars' types are the initial
-// values' joined with what the body gives them, found by converting the body until they stop
-// widening. Returns the carried values' last values (the count's excluded), then the
-// accumulators.
-struct LoopBuilder {
-  std::vector<Expr> init;  // the carried values, the count's excluded
-  std::vector<std::string> names;
-  size_t scans = 0;
-  std::function<std::pair<std::vector<Expr>, std::vector<Expr>>(const std::vector<Expr>& vars)>
-      step;
-  std::function<Expr(const std::vector<Expr>& vars)> cond;
-};
+}  // namespace
 
 std::vector<Expr> build_while(ConvertContext& ctx, const LoopBuilder& loop) {
   const size_t carried = loop.init.size() + 1;  // the count first
@@ -239,6 +223,10 @@ std::vector<Expr> build_while(ConvertContext& ctx, const LoopBuilder& loop) {
     if (!settled) continue;
 
     for (size_t k = 0; k < loop.scans; ++k) {
+      if (k < loop.scan_init.size()) {
+        init.push_back(loop.scan_init[k]);
+        continue;
+      }
       const auto* t = as<TensorTypeNode>(scan_types[k]);
       std::vector<int64_t> shape = {0};
       for (const Dim& d : *t->shape) shape.push_back(d.as_int().value_or(0));
@@ -252,6 +240,8 @@ std::vector<Expr> build_while(ConvertContext& ctx, const LoopBuilder& loop) {
     return results;
   }
 }
+
+namespace {
 
 // Loop as a While over (iteration, condition, v..., scan...): the loop runs while the iteration
 // is below the trip count (when given) and the condition holds (when given).

@@ -12,13 +12,17 @@
 //     masks each batch row past its length (state kept, output zero) and, for
 //     the reverse direction, reverses each row within its own length.
 //
-// The sequence length must be static; the batch may be symbolic.
+// A sequence of run-time length is one loop of the graph IR (While, run by the VM) over the same
+// step: the projection stays one GEMM before it, each iteration takes its step's row, and the
+// outputs are gathered a row per iteration. The batch may be symbolic either way.
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "frontend/onnx/convert_loop.h"
 #include "frontend/onnx/convert_nn.h"
 #include "frontend/onnx/convert_tensor.h"
 #include "frontend/onnx/converter_families.h"
@@ -121,11 +125,8 @@ class Unroller {
     x_ = ctx_.input(0);
     if (layout_ == 1) x_ = ctx_.op("transpose", {x_}, {{"axes", std::vector<int64_t>{1, 0, 2}}});
     std::optional<int64_t> steps = (*x_type.shape)[size_t(layout_)].as_int();
-    if (!steps)
-      ctx_.fail("the sequence length (dim ", layout_,
-                " of X) must be static: recurrent layers are unrolled over the time steps");
-    steps_ = *steps;
-    if (steps_ < 1) ctx_.fail("the sequence is empty");
+    steps_ = steps.value_or(0);
+    if (steps && steps_ < 1) ctx_.fail("the sequence is empty");
     hidden_ = hidden_size(directions);
     if (ctx_.has_input(4)) {
       lengths_ = ctx_.op("cast", {ctx_.input(4)}, {{"dtype", DataType::int64()}});
@@ -268,23 +269,72 @@ class Unroller {
     return slice(e, 2, gate * hidden_, (gate + count) * hidden_);
   }
 
+  // What a direction needs at every step.
+  struct DirectionWeights {
+    const Activation* act = nullptr;
+    Expr r, r_zr, r_h, recurrent_h_bias, peep_i, peep_o, peep_f;
+  };
+
+  // One step: the step's projection `in` (1, B, G * H) and the state (h, c) give the step's
+  // output and the next state. `t` is the step's time index, an int64 scalar.
+  State cell_step(const DirectionWeights& w, const Expr& in, const Expr& h, const Expr& c,
+                  const Expr& t) {
+    const Activation* act = w.act;
+    Expr h_next, c_next;
+    if (cell_ == Cell::kRnn) {
+      h_next = activate(act[0], add(in, dense(h, w.r)));
+    } else if (cell_ == Cell::kGru) {
+      Expr zr = activate(act[0], add(gates(in, 0, 2), dense(h, w.r_zr)));
+      Expr z = gates(zr, 0), reset = gates(zr, 1);
+      Expr candidate_in;
+      if (linear_before_reset_) {
+        Expr linear = dense(h, w.r_h);
+        if (w.recurrent_h_bias) linear = add(linear, w.recurrent_h_bias);
+        candidate_in = add(gates(in, 2), mul(reset, linear));
+      } else {
+        candidate_in = add(gates(in, 2), dense(mul(reset, h), w.r_h));
+      }
+      Expr candidate = activate(act[1], candidate_in);
+      h_next = add(candidate, mul(z, sub(h, candidate)));  // (1 - z) * candidate + z * h
+    } else {
+      Expr a = add(in, dense(h, w.r));
+      Expr ai = gates(a, 0), ao = gates(a, 1), af = gates(a, 2), ac = gates(a, 3);
+      if (w.peep_i) ai = add(ai, mul(w.peep_i, c)), af = add(af, mul(w.peep_f, c));
+      Expr i = activate(act[0], ai);
+      Expr f = input_forget_ ? sub(scalar(1), i) : activate(act[0], af);
+      c_next = add(mul(f, c), mul(i, activate(act[1], ac)));
+      if (w.peep_o) ao = add(ao, mul(w.peep_o, c_next));
+      h_next = mul(activate(act[0], ao), activate(act[2], c_next, false));
+    }
+    if (!lengths_) return State{h_next, h_next, c_next};
+    // Rows whose sequence has ended keep their state and output zeros.
+    Expr live = expand(expand(ctx_.op("less", {t, lengths_}), 1), 0);
+    Expr output = ctx_.op("where", {live, h_next, scalar(0)});
+    h_next = ctx_.op("where", {live, h_next, h});
+    if (c_next) c_next = ctx_.op("where", {live, c_next, c});
+    return State{output, h_next, c_next};
+  }
+
   State run_direction(int64_t d, bool reverse) {
+    DirectionWeights w;
     // The activations list one set per direction.
-    const Activation* act = &activations_[size_t(d) * (activations_.size() / size_t(directions_))];
-    Expr w = direction_of(1, d), r = direction_of(2, d);
+    w.act = &activations_[size_t(d) * (activations_.size() / size_t(directions_))];
+    Expr wx = direction_of(1, d);
+    w.r = direction_of(2, d);
     // Both biases in the projection, except the GRU candidate's recurrent bias when the
     // reset gate applies after the linear map: r * (H R_h + Rb_h) keeps it inside.
-    Expr bias, recurrent_h_bias;
+    Expr bias;
     if (ctx_.has_input(3)) {
       Expr b = direction_of(3, d);
       Expr wb = slice(b, 0, 0, gates_ * hidden_),
            rb = slice(b, 0, gates_ * hidden_, 2 * gates_ * hidden_);
       if (linear_before_reset_) {
-        recurrent_h_bias = slice(rb, 0, 2 * hidden_, 3 * hidden_);
-        rb = ctx_.op("concatenate",
-                     {ctx_.typed(ir::TupleNode::make({slice(rb, 0, 0, 2 * hidden_),
-                                                      ctx_.op("zeros_like", {recurrent_h_bias})}))},
-                     {{"axis", int64_t(0)}});
+        w.recurrent_h_bias = slice(rb, 0, 2 * hidden_, 3 * hidden_);
+        rb = ctx_.op(
+            "concatenate",
+            {ctx_.typed(ir::TupleNode::make(
+                {slice(rb, 0, 0, 2 * hidden_), ctx_.op("zeros_like", {w.recurrent_h_bias})}))},
+            {{"axis", int64_t(0)}});
       }
       bias = add(wb, rb);
     }
@@ -295,77 +345,80 @@ class Unroller {
     if (reverse_rows)
       x = ctx_.op("reverse_sequence", {x, lengths_},
                   {{"seq_axis", int64_t(0)}, {"batch_axis", int64_t(1)}});
-    Expr projection = dense(x, w);  // (T, B, G * H)
+    Expr projection = dense(x, wx);  // (T, B, G * H)
     if (bias) projection = add(projection, bias);
-
-    // The steps' slices of the projection, (1, B, G * H) each; the state is (1, B, H)
-    // throughout, so no step needs a kernel of its own to drop the leading axis.
-    const std::vector<Expr> inputs = split_steps(projection);
-    auto step_input = [&](int64_t t) { return inputs[size_t(t)]; };
-    Expr h = ctx_.has_input(5) ? expand(direction_of(5, d), 0)
-                               : ctx_.op("zeros_like", {gates(step_input(0), 0)});
-    Expr c;
-    if (cell_ == Cell::kLstm)
-      c = ctx_.has_input(6) ? expand(direction_of(6, d), 0) : ctx_.op("zeros_like", {h});
-    Expr peep_i, peep_o, peep_f;
     if (cell_ == Cell::kLstm && ctx_.has_input(7)) {
       Expr p = direction_of(7, d);
-      peep_i = slice(p, 0, 0, hidden_), peep_o = slice(p, 0, hidden_, 2 * hidden_),
-      peep_f = slice(p, 0, 2 * hidden_, 3 * hidden_);
+      w.peep_i = slice(p, 0, 0, hidden_), w.peep_o = slice(p, 0, hidden_, 2 * hidden_),
+      w.peep_f = slice(p, 0, 2 * hidden_, 3 * hidden_);
     }
     // GRU: R split into the update/reset rows and the candidate's.
-    Expr r_zr, r_h;
     if (cell_ == Cell::kGru)
-      r_zr = slice(r, 0, 0, 2 * hidden_), r_h = slice(r, 0, 2 * hidden_, 3 * hidden_);
-
-    std::vector<Expr> outputs(static_cast<size_t>(steps_));
-    for (int64_t k = 0; k < steps_; ++k) {
-      int64_t t = reverse && !reverse_rows ? steps_ - 1 - k : k;
-      Expr in = step_input(t);
-      Expr h_next, c_next;
-      if (cell_ == Cell::kRnn) {
-        h_next = activate(act[0], add(in, dense(h, r)));
-      } else if (cell_ == Cell::kGru) {
-        Expr zr = activate(act[0], add(gates(in, 0, 2), dense(h, r_zr)));
-        Expr z = gates(zr, 0), reset = gates(zr, 1);
-        Expr candidate_in;
-        if (linear_before_reset_) {
-          Expr linear = dense(h, r_h);
-          if (recurrent_h_bias) linear = add(linear, recurrent_h_bias);
-          candidate_in = add(gates(in, 2), mul(reset, linear));
-        } else {
-          candidate_in = add(gates(in, 2), dense(mul(reset, h), r_h));
-        }
-        Expr candidate = activate(act[1], candidate_in);
-        h_next = add(candidate, mul(z, sub(h, candidate)));  // (1 - z) * candidate + z * h
-      } else {
-        Expr a = add(in, dense(h, r));
-        Expr ai = gates(a, 0), ao = gates(a, 1), af = gates(a, 2), ac = gates(a, 3);
-        if (peep_i) ai = add(ai, mul(peep_i, c)), af = add(af, mul(peep_f, c));
-        Expr i = activate(act[0], ai);
-        Expr f = input_forget_ ? sub(scalar(1), i) : activate(act[0], af);
-        c_next = add(mul(f, c), mul(i, activate(act[1], ac)));
-        if (peep_o) ao = add(ao, mul(peep_o, c_next));
-        h_next = mul(activate(act[0], ao), activate(act[2], c_next, false));
+      w.r_zr = slice(w.r, 0, 0, 2 * hidden_), w.r_h = slice(w.r, 0, 2 * hidden_, 3 * hidden_);
+    auto initial = [&](size_t input, const Expr& like) {
+      return ctx_.has_input(input) ? expand(direction_of(input, d), 0)
+                                   : ctx_.op("zeros_like", {like});
+    };
+    const bool backwards = reverse && !reverse_rows;
+    Expr y, h, c;
+    if (steps_ > 0) {
+      // The steps' slices of the projection, (1, B, G * H) each; the state is (1, B, H)
+      // throughout, so no step needs a kernel of its own to drop the leading axis.
+      const std::vector<Expr> inputs = split_steps(projection);
+      h = initial(5, gates(inputs[0], 0));
+      if (cell_ == Cell::kLstm) c = initial(6, h);
+      std::vector<Expr> outputs(static_cast<size_t>(steps_));
+      for (int64_t k = 0; k < steps_; ++k) {
+        int64_t t = backwards ? steps_ - 1 - k : k;
+        State next = cell_step(w, inputs[size_t(t)], h, c, tensor::int64_scalar(ctx_, t));
+        outputs[size_t(t)] = next.y;
+        h = next.h;
+        if (next.c) c = next.c;
       }
-      if (lengths_) {
-        // Rows whose sequence has ended keep their state and output zeros.
-        Expr live =
-            expand(expand(ctx_.op("less", {tensor::int64_scalar(ctx_, t), lengths_}), 1), 0);
-        outputs[size_t(t)] = ctx_.op("where", {live, h_next, scalar(0)});
-        h_next = ctx_.op("where", {live, h_next, h});
-        if (c_next) c_next = ctx_.op("where", {live, c_next, c});
-      } else {
-        outputs[size_t(t)] = h_next;
-      }
-      h = h_next;
-      if (c_next) c = c_next;
+      y = concat_steps(outputs);  // (T, B, H)
+    } else {
+      std::tie(y, h, c) = loop_direction(w, projection, initial, backwards);
     }
-    Expr y = concat_steps(outputs);  // (T, B, H)
     if (reverse_rows)
       y = ctx_.op("reverse_sequence", {y, lengths_},
                   {{"seq_axis", int64_t(0)}, {"batch_axis", int64_t(1)}});
     return State{y, h, c};
+  }
+
+  // The steps of a sequence of run-time length as one While: the count t, the state, and the
+  // outputs gathered a row per iteration, (t, 1, B, H), squeezed to (T, B, H) after it (and
+  // reversed for a backwards direction, which runs t = T - 1 down to 0).
+  template <typename Initial>
+  std::tuple<Expr, Expr, Expr> loop_direction(const DirectionWeights& w, const Expr& projection,
+                                              Initial&& initial, bool backwards) {
+    Expr length =
+        ctx_.op("take", {ctx_.op("shape_of", {projection}), tensor::int64_scalar(ctx_, 0)},
+                {{"axis", int64_t(0)}});
+    auto step_input = [&](const Expr& t) {
+      return expand(ctx_.op("take", {projection, t}, {{"axis", int64_t(0)}}), 0);
+    };
+    LoopBuilder loop;
+    Expr h0 = initial(5, gates(step_input(tensor::int64_scalar(ctx_, 0)), 0));
+    loop.init = {h0};
+    loop.names = {"hidden"};
+    if (cell_ == Cell::kLstm) {
+      loop.init.push_back(initial(6, h0));
+      loop.names.push_back("cell");
+    }
+    loop.scans = 1;
+    loop.scan_init = {slice(expand(h0, 0), 0, 0, 0)};  // (0, 1, B, H)
+    loop.step = [&](const std::vector<Expr>& vars) {
+      Expr t = backwards ? sub(sub(length, tensor::int64_scalar(ctx_, 1)), vars[0]) : vars[0];
+      State next = cell_step(w, step_input(t), vars[1], cell_ == Cell::kLstm ? vars[2] : Expr(), t);
+      std::vector<Expr> values = {next.h};
+      if (next.c) values.push_back(next.c);
+      return std::make_pair(values, std::vector<Expr>{next.y});
+    };
+    loop.cond = [&](const std::vector<Expr>& vars) { return ctx_.op("less", {vars[0], length}); };
+    std::vector<Expr> results = build_while(ctx_, loop);
+    Expr y = squeeze(results.back(), 1);
+    if (backwards) y = ctx_.op("reverse", {y}, {{"axis", int64_t(0)}});
+    return {y, results[0], cell_ == Cell::kLstm ? results[1] : Expr()};
   }
 
   ConvertContext& ctx_;
