@@ -311,7 +311,8 @@ Expr counting_line(const ir::CallNode& call, const std::vector<size_t>& operands
 
 // dyn.strided_slice with bounds relative to the sliced dims (slicing to the end of an axis,
 // or dropping its last k elements).
-Expr convert_strided_slice(const ir::CallNode& call, SymbolicShapeEvaluator& values) {
+Expr convert_strided_slice(const ir::CallNode& call, SymbolicShapeEvaluator& values,
+                           bool count_indices) {
   const Expr& data = call.args[0];
   std::optional<std::vector<Dim>> dims = ir::shape_dims(data);
   const SymbolicValue* begin = vector_operand(values, call.args[1]);
@@ -361,7 +362,13 @@ Expr convert_strided_slice(const ir::CallNode& call, SymbolicShapeEvaluator& val
         start =
             ir::call_op("cast", {start}, ir::make_op_attrs("cast", {{"dtype", DataType::int64()}}));
       indices = ir::call_op("add", {ir::ConstantNode::make(offsets), start});
-    } else if (std::optional<int64_t> start = first.as_int()) {
+    } else if (std::optional<int64_t> start = first.as_int();
+               start && count_indices && dims->size() >= 2 &&
+               !std::any_of(dims->begin(), dims->end(), involves_any)) {
+      // Only where the dynamic slice would make the other dims unknown too (its relation
+      // makes every dim ?): a 1-D slice loses nothing by staying dynamic. Data of unknown dims
+      // waits for a later round, where a conversion before it may have typed them and
+      // pin_unit_dims may apply.
       const Dim length = last - *start;
       if (!is_non_negative(length)) return nullptr;
       indices = counting_line(call, {2}, length, DataType::int64());
@@ -496,8 +503,11 @@ Expr symbolic_static_form(const ir::CallNode& call, SymbolicShapeEvaluator& valu
   if (name == "dyn.full") return convert_full(call, values);
   if (name == "dyn.broadcast_to") return convert_broadcast_to(call, values);
   if (name == "dyn.strided_slice") {
-    if (Expr result = convert_strided_slice(call, values)) return result;
-    return pin_unit_dims(call, values);
+    // Counting indices costs a running sum quadratic in the count: a slice that can keep its
+    // unit dims instead (a decode step's mask row) does that first.
+    if (Expr result = convert_strided_slice(call, values, false)) return result;
+    if (Expr result = pin_unit_dims(call, values)) return result;
+    return convert_strided_slice(call, values, true);
   }
   if (name == "range") return convert_range(call, values);
   return nullptr;
