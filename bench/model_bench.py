@@ -144,6 +144,14 @@ def fail(message, code=1):
     raise SystemExit(code)
 
 
+def anvil_binary(build_dir):
+    """The anvil command line of a build tree; exits with status 2 when it is not built."""
+    anvil = Path(build_dir) / "anvil"
+    if not anvil.is_file():
+        fail(f"no anvil binary at {anvil} (build it first: make build)", code=2)
+    return anvil
+
+
 def warn(message):
     print(f"model_bench: warning: {message}", file=sys.stderr, flush=True)
 

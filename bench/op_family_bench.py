@@ -141,9 +141,7 @@ def main():
                         help="skip the same-MACs conv2d of each case")
     parser.add_argument("--json", metavar="FILE")
     args = parser.parse_args()
-    anvil = Path(args.build_dir) / "anvil"
-    if not anvil.is_file():
-        mb.fail(f"no anvil binary at {anvil} (build it first: make build)", code=2)
+    anvil = mb.anvil_binary(args.build_dir)
     import onnxruntime
 
     ov = mb.openvino_module()

@@ -86,9 +86,7 @@ def main():
     parser.add_argument("--repeat", type=mb.positive_int, default=20)
     parser.add_argument("--json", metavar="FILE")
     args = parser.parse_args()
-    anvil = Path(args.build_dir) / "anvil"
-    if not anvil.is_file():
-        mb.fail(f"no anvil binary at {anvil} (build it first: make build)", code=2)
+    anvil = mb.anvil_binary(args.build_dir)
     import numpy as np
     import onnxruntime
 

@@ -316,5 +316,25 @@ def @main(%past_key: Tensor[(1, 2, past, 4), float32], %mask: Tensor[(16, 16), b
       mod, after, {{{1, 2, 3, 4}, {16, 16}}, {{1, 2, 0, 4}, {16, 16}}, {{1, 2, 15, 4}, {16, 16}}});
 }
 
+// A prefill's causal mask cut to the sequence, [0, seq) on both axes of a static buffer: the
+// indices are counted along the ids' sequence axis, so the mask is typed (seq, seq) and what
+// broadcasts against it stays symbolic rather than unknown.
+TEST(DynamicToStaticSymbolic, PrefillMaskCutToTheSequence) {
+  ir::IRModule mod = parse(R"(
+def @main(%ids: Tensor[(1, seq), int64], %mask: Tensor[(16, 16), bool]) {
+  %0 = shape_of(%ids);
+  %1 = take(%0, 1i64, axis=0);
+  %2 = expand_dims(%1);
+  %3 = dyn.strided_slice(%mask, const([0], shape=(1), dtype=int64), %2, const([1], shape=(1), dtype=int64), const([0], shape=(1), dtype=int64));
+  dyn.strided_slice(%3, const([0], shape=(1), dtype=int64), %2, const([1], shape=(1), dtype=int64), const([1], shape=(1), dtype=int64))
+}
+)");
+  ir::IRModule after = dynamic_to_static(mod);
+  const std::string text = print(after);
+  EXPECT_NE(text.find("-> Tensor[(seq, seq), bool]"), std::string::npos) << text;
+  EXPECT_EQ(text.find("dyn.strided_slice"), std::string::npos) << text;
+  expect_same_values_at(mod, after, {{{1, 3}, {16, 16}}, {{1, 1}, {16, 16}}, {{1, 16}, {16, 16}}});
+}
+
 }  // namespace
 }  // namespace anvil::transform

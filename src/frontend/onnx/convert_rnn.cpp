@@ -1,6 +1,6 @@
-// Recurrent layers: RNN, GRU and LSTM, unrolled over the time steps like Loop
-// and Scan (the graph IR has no loop). The shape of what comes out is what a
-// fast recurrent kernel does:
+// Recurrent layers: RNN, GRU and LSTM. A sequence of static length is unrolled
+// over its time steps (the graph executor runs it, each step's kernels compiled
+// once). The shape of what comes out is what a fast recurrent kernel does:
 //
 //   - the input projection of every time step at once, one GEMM of the whole
 //     sequence (T, batch, input) by W with both biases folded in;
@@ -97,9 +97,10 @@ std::vector<Activation> activations(const ConvertContext& ctx, Cell cell, int64_
   return result;
 }
 
-class Unroller {
+class RecurrentBuilder {
  public:
-  Unroller(ConvertContext& ctx, Cell cell) : ctx_(ctx), cell_(cell), gates_(gate_count(cell)) {}
+  RecurrentBuilder(ConvertContext& ctx, Cell cell)
+      : ctx_(ctx), cell_(cell), gates_(gate_count(cell)) {}
 
   std::vector<Expr> convert() {
     const std::string direction = ctx_.attr_string("direction", "forward");
@@ -433,7 +434,7 @@ class Unroller {
 };
 
 ConverterFn recurrent(Cell cell) {
-  return [cell](ConvertContext& ctx) { return Unroller(ctx, cell).convert(); };
+  return [cell](ConvertContext& ctx) { return RecurrentBuilder(ctx, cell).convert(); };
 }
 
 }  // namespace
