@@ -122,14 +122,19 @@ LoopRV Schedule::fuse(const std::vector<LoopRV>& loop_rvs) {
   Var fused = VarNode::make(sched::NameSupply(func_).fresh_var_name(fused_name + "fused"), t);
 
   // Innermost loop varies fastest: l_k = floormod(floordiv(fused, inner extents), extent_k).
+  // Below loops of extent 1 only (a batch of 1 fused with a symbolic row count), no floormod:
+  // the fused value never reaches the extent, and a floormod by a size variable left in every
+  // address keeps LLVM from telling a register tile's rows apart.
   VarMap map;
   PrimExpr inner = make_int(1, t);
   for (size_t k = loops.size(); k-- > 0;) {
     const For& l = loops[k];
+    bool outermost = true;
+    for (size_t o = 0; o < k; ++o) outermost = outermost && is_one(loops[o]->extent);
     PrimExpr value;
     if (is_one(l->extent))
       value = make_int(0, t);
-    else if (k == 0)
+    else if (outermost)
       value = floordiv(fused, inner);
     else
       value = floormod(floordiv(fused, inner), l->extent);
