@@ -186,6 +186,30 @@ TEST(Fuse, ThreeLoops) {
   expect_same_results(func, sch.func(), 2);
 }
 
+// Under an outer loop of extent 1 (a batch of 1 fused with a symbolic row count), the rows'
+// value is the fused value itself, without a floormod by the size variable, which would stay in
+// every address of the kernel.
+TEST(Fuse, NoFloormodBelowUnitLoops) {
+  Var n = VarNode::make("n");
+  te::Tensor a = te::placeholder({make_int(1), n}, DataType::float32(), "A");
+  te::Tensor b = te::compute(
+      {make_int(1), n}, [&](const std::vector<Var>& i) { return a(i[0], i[1]) + f32(1); }, "B");
+  PrimFunc func = te::create_prim_func({a, b}, "add_one_1n");
+  Schedule sch(func);
+  LoopRV fused = sch.fuse(sch.get_loops(sch.get_block("B")));
+  BlockRealize realize = realize_of(sch.func(), "B");
+  EXPECT_TRUE(is_const_int(realize->iter_values[0], 0));
+  EXPECT_EQ(realize->iter_values[1].get(), fused.var.get());
+  for (int64_t size : {1, 8, 21}) {
+    std::vector<double> in(static_cast<size_t>(size)), out(static_cast<size_t>(size), std::nan(""));
+    for (int64_t x = 0; x < size; ++x) in[size_t(x)] = double(x) * 0.5;
+    tir::testing::LoopInterpreter interpreter;
+    interpreter.bind(n, size);
+    interpreter.run(transform::convert_blocks_to_loops(sch.func()), {&in, &out});
+    for (int64_t x = 0; x < size; ++x) EXPECT_EQ(out[size_t(x)], double(x) * 0.5 + 1) << x;
+  }
+}
+
 TEST(Fuse, UndoesASplit) {
   PrimFunc func = add_one(1001);
   Schedule sch(func);
