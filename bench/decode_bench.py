@@ -66,7 +66,6 @@ def main():
     args = parser.parse_args()
     anvil = mb.anvil_binary(args.build_dir)
     import numpy as np
-    import onnxruntime
 
     ov = mb.openvino_module()
     cache = Path(args.build_dir) / "bench-cache" / "decoder"
@@ -98,18 +97,15 @@ def main():
             inputs = tmp / f"{kind}{length}.npz"
             np.savez(inputs, **feeds)
             package, compile_s = packages[path]
-            for t in args.threads:
-                row = mb.measure_row(f"{kind} {length}", t, path, feeds, inputs, package,
-                                     tmp / f"{kind}{length}.out.npz", anvil, ov, args,
-                                     {"flops": None, "compile_s": compile_s}, None)
+            for row in mb.measure_model(f"{kind}{length}", path, inputs, anvil, ov, args, tmp,
+                                        package=package, compile_s=compile_s):
                 row.update({"kind": kind, "length": length})
                 rows.append(row)
-                print(f"{kind} {length} {t}t: anvil {mb.fmt(row['anvil_ms'], '.3f')} ms, ort "
+                print(f"{kind} {length} {row['threads']}t: anvil {mb.fmt(row['anvil_ms'], '.3f')} ms, ort "
                       f"{mb.fmt(row['ort_ms'], '.3f')} ms, openvino "
                       f"{mb.fmt(row['openvino_ms'], '.3f')} ms"
                       + "".join(f"; {e}" for e in row["errors"]), flush=True)
-    print(f"\nanvil -O3 against onnxruntime {onnxruntime.__version__} and openvino "
-          f"{ov.get_version() if ov else '-'}, CPU: {mb.cpu_name()}, gpt_decoder {args.size} "
+    print(f"\n{mb.peers_line(ov)}, gpt_decoder {args.size} "
           f"(width {width}, {layers} layers, vocabulary {vocab}), median of {args.repeat}\n")
     print("| graph | tokens / past | threads | anvil ms | onnxruntime ms | openvino ms | vs ORT "
           "| vs faster peer | max abs diff |")

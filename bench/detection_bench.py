@@ -38,9 +38,6 @@ def main():
     parser.add_argument("--json", metavar="FILE")
     args = parser.parse_args()
     anvil = mb.anvil_binary(args.build_dir)
-    import numpy as np
-    import onnxruntime
-
     cache = Path(args.build_dir) / "model-cache"
     missing = [m for m in args.models if not (cache / f"{m}.stamp").exists()]
     if missing:
@@ -58,20 +55,14 @@ def main():
             # Their packages cannot be saved yet (gather_nd over a run-time count and Faster
             # R-CNN's scatter_elements run as closures over the reference kernels), so anvil
             # runs the ONNX file, compiling it in memory before the timed runs.
-            package, compile_s = onnx_path, None
-            feeds = dict(np.load(inputs))
-            for t in args.threads:
-                row = mb.measure_row(name, t, onnx_path, feeds, inputs, package,
-                                     tmp / f"{name}.out.npz", anvil, ov, args,
-                                     {"flops": None, "compile_s": compile_s}, None)
+            for row in mb.measure_model(name, onnx_path, inputs, anvil, ov, args, tmp,
+                                        package=onnx_path):
                 rows.append(row)
-                print(f"{name} {t}t: anvil {mb.fmt(row['anvil_ms'], '.1f')} ms, ort "
+                print(f"{name} {row['threads']}t: anvil {mb.fmt(row['anvil_ms'], '.1f')} ms, ort "
                       f"{mb.fmt(row['ort_ms'], '.1f')} ms, openvino "
                       f"{mb.fmt(row['openvino_ms'], '.1f')} ms"
                       + "".join(f"; {e}" for e in row["errors"]), flush=True)
-    print(f"\nanvil -O3 against onnxruntime {onnxruntime.__version__} and openvino "
-          f"{ov.get_version() if ov else '-'}, CPU: {mb.cpu_name()}, 320x320, median of "
-          f"{args.repeat}\n")
+    print(f"\n{mb.peers_line(ov)}, 320x320, median of {args.repeat}\n")
     print("| model | threads | anvil ms | onnxruntime ms | openvino ms | vs faster peer | "
           "max abs diff | compile s |")
     print("|---|---|---|---|---|---|---|---|")

@@ -490,6 +490,33 @@ def measure_row(name, t, onnx_path, feeds, inputs, package, out_npz, anvil, ov, 
     }
 
 
+def measure_model(name, onnx_path, inputs, anvil, ov, args, tmp, package=None, compile_s=None):
+    """measure_row for each of args.threads. The model is compiled once at -O3 into tmp unless
+    `package` is given (a package compiled before, or the ONNX file itself, which `anvil run`
+    compiles in memory); a failed compile gives each thread count a row with the error."""
+    import numpy as np
+
+    if package is None:
+        package = tmp / f"{name}.tar"
+        try:
+            compile_s = anvil_compile(anvil, onnx_path, package, 3)
+        except ToolError as error:
+            print(f"{name}: {error.summary}", flush=True)
+            return [{"model": name, "threads": t, "errors": [error.summary]} for t in args.threads]
+    feeds = dict(np.load(inputs))
+    return [measure_row(name, t, onnx_path, feeds, inputs, package, tmp / f"{name}.out.npz",
+                        anvil, ov, args, {"flops": None, "compile_s": compile_s}, None)
+            for t in args.threads]
+
+
+def peers_line(ov):
+    """anvil against the two peers' versions, and the CPU: the heading of a results table."""
+    import onnxruntime
+
+    return (f"anvil -O3 against onnxruntime {onnxruntime.__version__} and openvino "
+            f"{ov.get_version() if ov else '-'}, CPU: {cpu_name()}")
+
+
 def main():
     parser = argparse.ArgumentParser(
         description=__doc__.strip().splitlines()[0],

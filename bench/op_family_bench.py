@@ -142,8 +142,6 @@ def main():
     parser.add_argument("--json", metavar="FILE")
     args = parser.parse_args()
     anvil = mb.anvil_binary(args.build_dir)
-    import onnxruntime
-
     ov = mb.openvino_module()
     cache = Path(args.build_dir) / "bench-cache" / "ops"
     cache.mkdir(parents=True, exist_ok=True)
@@ -177,8 +175,7 @@ def main():
                       f"{mb.fmt(row.get('gflops'), '.1f')} GFLOP/s (conv2d same MACs "
                       f"{mb.fmt(row.get('conv2d_gflops'), '.1f')})"
                       + "".join(f"; {e}" for e in row["errors"]), flush=True)
-    print(f"\nanvil -O3 against onnxruntime {onnxruntime.__version__} and openvino "
-          f"{ov.get_version() if ov else '-'}, CPU: {mb.cpu_name()}\n")
+    print(f"\n{mb.peers_line(ov)}\n")
     print("| case | threads | anvil ms | onnxruntime ms | openvino ms | vs faster peer | "
           "GFLOP/s | of same-MACs conv2d |")
     print("|---|---|---|---|---|---|---|---|")

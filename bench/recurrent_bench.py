@@ -87,9 +87,6 @@ def main():
     parser.add_argument("--json", metavar="FILE")
     args = parser.parse_args()
     anvil = mb.anvil_binary(args.build_dir)
-    import numpy as np
-    import onnxruntime
-
     ov = mb.openvino_module()
     cache = Path(args.build_dir) / "bench-cache" / "recurrent"
     cache.mkdir(parents=True, exist_ok=True)
@@ -105,28 +102,17 @@ def main():
                     write_model(cell, hidden, seq, batch, onnx_path, inputs)
                 base = {"model": name, "cell": cell, "hidden": hidden, "sequence": seq,
                         "batch": batch}
-                try:
-                    package = tmp / f"{name}.tar"
-                    compile_s = mb.anvil_compile(anvil, onnx_path, package, 3)
-                except mb.ToolError as error:
-                    print(f"{name}: {error.summary}", flush=True)
-                    rows += [dict(base, threads=t, errors=[error.summary]) for t in args.threads]
-                    continue
-                feeds = dict(np.load(inputs))
-                for t in args.threads:
-                    row = mb.measure_row(name, t, onnx_path, feeds, inputs, package,
-                                         tmp / f"{name}.out.npz", anvil, ov, args,
-                                         {"flops": None, "compile_s": compile_s}, None)
+                for row in mb.measure_model(name, onnx_path, inputs, anvil, ov, args, tmp):
                     row.update(base)
                     rows.append(row)
-                    print(f"{name} {t}t: anvil {mb.fmt(row['anvil_ms'], '.3f')} ms, ort "
-                          f"{mb.fmt(row['ort_ms'], '.3f')} ms, openvino "
-                          f"{mb.fmt(row['openvino_ms'], '.3f')} ms, vs peer "
-                          f"{mb.fmt(row['ratio_vs_peer'], '.2f', 'x')}, compile "
-                          f"{compile_s:.1f} s" + "".join(f"; {e}" for e in row["errors"]),
+                    print(f"{name} {row['threads']}t: anvil {mb.fmt(row.get('anvil_ms'), '.3f')} ms, ort "
+                          f"{mb.fmt(row.get('ort_ms'), '.3f')} ms, openvino "
+                          f"{mb.fmt(row.get('openvino_ms'), '.3f')} ms, vs peer "
+                          f"{mb.fmt(row.get('ratio_vs_peer'), '.2f', 'x')}, compile "
+                          f"{mb.fmt(row.get('compile_s'), '.1f')} s"
+                          + "".join(f"; {e}" for e in row["errors"]),
                           flush=True)
-    print(f"\nanvil -O3 against onnxruntime {onnxruntime.__version__} and openvino "
-          f"{ov.get_version() if ov else '-'}, CPU: {mb.cpu_name()}, median of {args.repeat}\n")
+    print(f"\n{mb.peers_line(ov)}, median of {args.repeat}\n")
     print("| cell | hidden | sequence | batch | threads | anvil ms | onnxruntime ms | openvino ms "
           "| vs faster peer | max abs diff | compile s |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
