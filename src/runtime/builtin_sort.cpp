@@ -111,10 +111,9 @@ std::vector<Tensor> ordered(const Tensor& data_in, const Tensor& k, const Tensor
   if (k.numel() != 1) throw_error("ordered: k must hold one value, got ", k.numel());
   // sort and argsort take the whole line; topk's k must fit it.
   const bool whole = scalar_int(options, 4) != 0;
-  const int64_t want = whole ? n : scalar_int(k, 0);
-  if (want < 0 || want > n)
-    throw_error("ordered: k = ", want, " does not fit the axis' length ", n);
-  const int64_t count = want;
+  const int64_t count = whole ? n : scalar_int(k, 0);
+  if (count < 0 || count > n)
+    throw_error("ordered: k = ", count, " does not fit the axis' length ", n);
   std::vector<int64_t> shape = data.shape_vector();
   shape[size_t(axis)] = count;
   Tensor values, indices;

@@ -306,8 +306,46 @@ std::optional<int64_t> static_bound(const Dim& bound, const Dim& dim) {
   return std::nullopt;
 }
 
+// 0, 1, ..., length - 1 (dtype) counted along an axis of a tensor in scope of that length: the
+// exclusive running sum of ones over one line of it (element 0 taken along each other axis).
+// Null when no candidate of the call's operands has such an axis.
 Expr counting_line(const ir::CallNode& call, const std::vector<size_t>& operands, const Dim& length,
-                   DataType dtype);
+                   DataType dtype) {
+  for (const Expr& candidate : like_candidates(call, operands)) {
+    std::optional<std::vector<Dim>> dims = ir::shape_dims(candidate);
+    if (!dims) continue;
+    auto axis = std::find_if(dims->begin(), dims->end(),
+                             [&](const Dim& d) { return known_equal(d, length); });
+    if (axis == dims->end()) continue;
+    // Taking element 0 of the other axes needs them non-empty.
+    std::vector<int64_t> others;
+    bool non_empty = true;
+    for (size_t k = 0; k < dims->size(); ++k) {
+      if (k == size_t(axis - dims->begin())) continue;
+      others.push_back(int64_t(k));
+      non_empty = non_empty && is_positive((*dims)[k]);
+    }
+    if (!non_empty) continue;
+    Expr line = candidate;
+    for (auto k = others.rbegin(); k != others.rend(); ++k)
+      line = ir::call_op("take", {line, ir::scalar_constant(0, DataType::int64())},
+                         ir::make_op_attrs("take", {{"axis", *k}}));
+    if (ir::tensor_dtype(candidate) != dtype)
+      line = ir::call_op("cast", {line}, ir::make_op_attrs("cast", {{"dtype", dtype}}));
+    Expr counted =
+        ir::call_op("cumsum", {ir::call_op("ones_like", {line})},
+                    ir::make_op_attrs("cumsum", {{"axis", int64_t(0)}, {"exclusive", true}}));
+    if (dims_match(typed_dims(counted), {length})) return counted;
+  }
+  return nullptr;
+}
+
+// The constant 0, step, 2 * step, ... (count values of dtype).
+Expr arange_constant(int64_t count, int64_t step, DataType dtype) {
+  Tensor values = Tensor::empty({count}, dtype);
+  for (int64_t i = 0; i < count; ++i) values.set_from_double(i, double(i * step));
+  return ir::ConstantNode::make(values);
+}
 
 // dyn.strided_slice with bounds relative to the sliced dims (slicing to the end of an axis,
 // or dropping its last k elements).
@@ -353,15 +391,13 @@ Expr convert_strided_slice(const ir::CallNode& call, SymbolicShapeEvaluator& val
     Expr indices;
     if (std::optional<int64_t> count = (last - first).as_int()) {
       if (*count < 0) return nullptr;
-      Tensor offsets = Tensor::empty({*count}, DataType::int64());
-      for (int64_t k = 0; k < *count; ++k) offsets.set_from_double(k, double(k));
       Expr start =
           ir::call_op("take", {call.args[1], ir::scalar_constant(double(i), DataType::int64())},
                       ir::make_op_attrs("take", {{"axis", int64_t(0)}}));
       if (ir::tensor_dtype(call.args[1]) != DataType::int64())
         start =
             ir::call_op("cast", {start}, ir::make_op_attrs("cast", {{"dtype", DataType::int64()}}));
-      indices = ir::call_op("add", {ir::ConstantNode::make(offsets), start});
+      indices = ir::call_op("add", {arange_constant(*count, 1, DataType::int64()), start});
     } else if (std::optional<int64_t> start = first.as_int();
                start && count_indices && dims->size() >= 2 &&
                !std::any_of(dims->begin(), dims->end(), involves_any)) {
@@ -420,44 +456,10 @@ Expr pin_unit_dims(const ir::CallNode& call, SymbolicShapeEvaluator& values) {
   return ir::call_op("reshape", {sliced}, ir::make_op_attrs("reshape", {{"newshape", newshape}}));
 }
 
-// 0, 1, ..., length - 1 (dtype) counted along an axis of a tensor in scope of that length: the
-// exclusive running sum of ones over one line of it (element 0 taken along each other axis).
-// Null when no candidate of the call's operands has such an axis.
-Expr counting_line(const ir::CallNode& call, const std::vector<size_t>& operands, const Dim& length,
-                   DataType dtype) {
-  for (const Expr& candidate : like_candidates(call, operands)) {
-    std::optional<std::vector<Dim>> dims = ir::shape_dims(candidate);
-    if (!dims) continue;
-    auto axis = std::find_if(dims->begin(), dims->end(),
-                             [&](const Dim& d) { return known_equal(d, length); });
-    if (axis == dims->end()) continue;
-    // Taking element 0 of the other axes needs them non-empty.
-    std::vector<int64_t> others;
-    bool non_empty = true;
-    for (size_t k = 0; k < dims->size(); ++k) {
-      if (k == size_t(axis - dims->begin())) continue;
-      others.push_back(int64_t(k));
-      non_empty = non_empty && is_positive((*dims)[k]);
-    }
-    if (!non_empty) continue;
-    Expr line = candidate;
-    for (auto k = others.rbegin(); k != others.rend(); ++k)
-      line = ir::call_op("take", {line, ir::scalar_constant(0, DataType::int64())},
-                         ir::make_op_attrs("take", {{"axis", *k}}));
-    if (ir::tensor_dtype(candidate) != dtype)
-      line = ir::call_op("cast", {line}, ir::make_op_attrs("cast", {{"dtype", dtype}}));
-    Expr counted =
-        ir::call_op("cumsum", {ir::call_op("ones_like", {line})},
-                    ir::make_op_attrs("cumsum", {{"axis", int64_t(0)}, {"exclusive", true}}));
-    if (dims_match(typed_dims(counted), {length})) return counted;
-  }
-  return nullptr;
-}
-
-// range(start, limit, delta) with a symbolic limit: no static op takes a symbolic length, so
-// the indices are counted along an axis of a tensor of that length: the exclusive running sum
-// of ones over one line of it (element 0 taken along each other axis) is 0, 1, ...;
-// then times delta, plus start.
+// range(start, limit, delta) with symbolic bounds. A symbolic start with the limit a static
+// distance past it has a static length. With a static start and a symbolic limit no static op
+// takes the length, so the indices are counted along a tensor of that length in scope
+// (counting_line), then times delta, plus start.
 Expr convert_range(const ir::CallNode& call, SymbolicShapeEvaluator& values) {
   const SymbolicValue *start = values.evaluate(call.args[0]),
                       *limit = values.evaluate(call.args[1]),
@@ -473,18 +475,15 @@ Expr convert_range(const ir::CallNode& call, SymbolicShapeEvaluator& values) {
   if (!first && step && *step >= 1 && !involves_any(start->elements[0]) && !involves_any(stop)) {
     if (std::optional<int64_t> span = (stop - start->elements[0]).as_int()) {
       const int64_t count = *span > 0 ? (*span + *step - 1) / *step : 0;
-      Tensor offsets = Tensor::empty({count}, *dtype);
-      for (int64_t i = 0; i < count; ++i) offsets.set_from_double(i, double(i * *step));
-      return ir::call_op("add", {ir::ConstantNode::make(offsets), call.args[0]});
+      return ir::call_op("add", {arange_constant(count, *step, *dtype), call.args[0]});
     }
   }
   if (!first || !step || *step < 1 || involves_any(stop)) return nullptr;
   Dim length = floordiv(stop - *first + (*step - 1), *step);
   // A length that may be negative would need a max with 0, which no axis has.
   if (!is_non_negative(length)) return nullptr;
-  Expr counted = counting_line(call, {0, 1, 2}, length, *dtype);
-  if (!counted) return nullptr;
-  Expr result = counted;
+  Expr result = counting_line(call, {0, 1, 2}, length, *dtype);
+  if (!result) return nullptr;
   if (*step != 1)
     result = ir::call_op("multiply", {result, ir::scalar_constant(double(*step), *dtype)});
   if (*first != 0)

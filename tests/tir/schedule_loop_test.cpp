@@ -3,6 +3,8 @@
 // against the unscheduled function.
 #include <gtest/gtest.h>
 
+#include <initializer_list>
+
 #include "anvil/support/error.h"
 #include "anvil/tir/parser.h"
 #include "anvil/tir/schedule.h"
@@ -134,6 +136,21 @@ TEST(Split, SplittingASplitLoopKeepsNamesUnique) {
   expect_same_results(func, sch.func(), 1);
 }
 
+// Runs func, B = A + 1 over n elements (n a size variable), at each size and checks every
+// element of B.
+void expect_adds_one_at_sizes(const PrimFunc& func, const Var& n,
+                              std::initializer_list<int64_t> sizes) {
+  for (int64_t size : sizes) {
+    std::vector<double> in(static_cast<size_t>(size)), out(static_cast<size_t>(size), std::nan(""));
+    for (int64_t x = 0; x < size; ++x) in[size_t(x)] = double(x) * 0.5;
+    tir::testing::LoopInterpreter interpreter;
+    interpreter.bind(n, size);
+    interpreter.run(transform::convert_blocks_to_loops(func), {&in, &out});
+    for (int64_t x = 0; x < size; ++x)
+      EXPECT_EQ(out[size_t(x)], double(x) * 0.5 + 1) << "size " << size << ", element " << x;
+  }
+}
+
 TEST(Split, SymbolicExtent) {
   Var n = VarNode::make("n");
   te::Tensor a = te::placeholder({n}, DataType::float32(), "A");
@@ -145,14 +162,7 @@ TEST(Split, SymbolicExtent) {
   // The outer extent is ceildiv(n, 8) and the block is guarded.
   EXPECT_TRUE(as<FloorDivNode>(loop_of(sch.func(), parts[0].var)->extent));
   EXPECT_TRUE(as<LTNode>(realize_of(sch.func(), "B")->predicate));
-  for (int64_t size : {1, 8, 21}) {
-    std::vector<double> in(static_cast<size_t>(size)), out(static_cast<size_t>(size), std::nan(""));
-    for (int64_t x = 0; x < size; ++x) in[size_t(x)] = double(x) * 0.5;
-    tir::testing::LoopInterpreter interpreter;
-    interpreter.bind(n, size);
-    interpreter.run(transform::convert_blocks_to_loops(sch.func()), {&in, &out});
-    for (int64_t x = 0; x < size; ++x) EXPECT_EQ(out[size_t(x)], double(x) * 0.5 + 1) << x;
-  }
+  expect_adds_one_at_sizes(sch.func(), n, {1, 8, 21});
 }
 
 TEST(Fuse, TwoSpatialLoops) {
@@ -200,14 +210,7 @@ TEST(Fuse, NoFloormodBelowUnitLoops) {
   BlockRealize realize = realize_of(sch.func(), "B");
   EXPECT_TRUE(is_const_int(realize->iter_values[0], 0));
   EXPECT_EQ(realize->iter_values[1].get(), fused.var.get());
-  for (int64_t size : {1, 8, 21}) {
-    std::vector<double> in(static_cast<size_t>(size)), out(static_cast<size_t>(size), std::nan(""));
-    for (int64_t x = 0; x < size; ++x) in[size_t(x)] = double(x) * 0.5;
-    tir::testing::LoopInterpreter interpreter;
-    interpreter.bind(n, size);
-    interpreter.run(transform::convert_blocks_to_loops(sch.func()), {&in, &out});
-    for (int64_t x = 0; x < size; ++x) EXPECT_EQ(out[size_t(x)], double(x) * 0.5 + 1) << x;
-  }
+  expect_adds_one_at_sizes(sch.func(), n, {1, 8, 21});
 }
 
 TEST(Fuse, UndoesASplit) {

@@ -12,7 +12,6 @@ namespace {
 
 bool is_integer_type(const TensorTypeNode& t) { return t.dtype.is_int() || t.dtype.is_uint(); }
 
-// ONNX indices lie in [-n, n); "wrap" maps exactly those onto [0, n).
 // Gather of constant positions from shape_of(x) where x's dims at those positions are static:
 // a constant, though other dims are known only at run time (exporters write Shape -> Gather ->
 // Equal for "is this dim 1?", which then folds, and an If on it takes one branch).
@@ -37,6 +36,7 @@ std::optional<Expr> static_dims_of_shape(ConvertContext& ctx) {
   return ctx.constant(dims);
 }
 
+// ONNX indices lie in [-n, n); "wrap" maps exactly those onto [0, n).
 std::vector<Expr> convert_gather(ConvertContext& ctx) {
   if (std::optional<Expr> dims = static_dims_of_shape(ctx)) return {*dims};
   return {ctx.op("take", {ctx.input(0), ctx.input(1)},

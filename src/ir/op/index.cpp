@@ -383,10 +383,6 @@ Type unique_relation(const RelationArgs& args) {
        TensorTypeNode::make({scanned}, i64), TensorTypeNode::make({Dim::any()}, i64)});
 }
 
-}  // namespace
-
-namespace {
-
 // The constant operands of the ordering ops' runtime function (builtins::ordered): k (topk's
 // attribute; dyn.topk passes its own operand), then (axis, ascending, outputs, index bits,
 // whole axis).

@@ -129,12 +129,12 @@ LoopRV Schedule::fuse(const std::vector<LoopRV>& loop_rvs) {
   PrimExpr inner = make_int(1, t);
   for (size_t k = loops.size(); k-- > 0;) {
     const For& l = loops[k];
-    bool outermost = true;
-    for (size_t o = 0; o < k; ++o) outermost = outermost && is_one(loops[o]->extent);
+    bool only_unit_loops_outside = true;
+    for (size_t o = 0; o < k; ++o) only_unit_loops_outside &= is_one(loops[o]->extent);
     PrimExpr value;
     if (is_one(l->extent))
       value = make_int(0, t);
-    else if (outermost)
+    else if (only_unit_loops_outside)
       value = floordiv(fused, inner);
     else
       value = floormod(floordiv(fused, inner), l->extent);
